@@ -1,0 +1,51 @@
+# The two commands people need: `make serve` and `make test`. Both install missing Debian
+# packages first (apt-get; sudo when not root).
+
+SWIFT       ?= swift
+PORT        ?= 8080
+ARGS        ?=
+APT_PACKAGES = libevent-dev pkg-config zlib1g-dev
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build serve demo test test-unit lint clean help
+
+help:
+	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
+	@echo "make demo    start themet with the bundled Fixtures/ as its upstream (offline)"
+	@echo "make test    build and run every test (unit and integration)"
+	@echo "extra flags: make serve ARGS='--log-level debug --cache-size 512MiB'"
+
+## Installs the Debian packages the build needs, if any are missing.
+deps:
+	@missing=""; \
+	for package in $(APT_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing Debian packages:$$missing"; \
+	    $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "the Swift toolchain (swift) is not on PATH"; exit 1; }
+
+build: deps
+	$(SWIFT) build -c release
+
+serve: build
+	.build/release/themet serve --port $(PORT) $(ARGS)
+
+demo: build
+	.build/release/themet serve --port $(PORT) --upstream Fixtures --data-dir .build/demo-data $(ARGS)
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+test-unit: deps
+	$(SWIFT) test --filter MetCoreTests
+
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build

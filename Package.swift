@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// One set of compiler settings for every Swift target: Swift 6 language mode (strict concurrency).
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6)
+]
+
+let package = Package(
+    name: "TheMet",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "themet", targets: ["themet"]),
+        .executable(name: "met-fixture-server", targets: ["met-fixture-server"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CLibevent", pkgConfig: "libevent", providers: [.apt(["libevent-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "MetCore",
+            resources: [.embedInCode("Resources/openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "MetHTTP", dependencies: ["MetCore", "CLibevent", "CZlib"], swiftSettings: swiftSettings),
+        .executableTarget(name: "themet", dependencies: ["MetCore", "MetHTTP"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "met-fixture-server",
+            dependencies: ["MetCore", "MetHTTP"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "MetCoreTests", dependencies: ["MetCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["MetCore", "themet", "met-fixture-server"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
