@@ -1,0 +1,365 @@
+import Foundation
+
+/// The whole server behind the `Responder` seam: routing, validation, the cache and the upstream.
+/// One instance serves every loop; all of its state is thread-safe.
+public final class MetService: Responder {
+    /// What a request needs once it has been routed and validated.
+    enum Plan {
+        /// The answer is known without the cache.
+        case answer(Response)
+        /// The answer is a cache entry for this resource, presented for this route.
+        case resource(MetResource, Presentation)
+    }
+
+    /// How an entry is turned into a response.
+    struct Presentation {
+        /// The route asked for.
+        var route: Route
+        /// Top-level members to keep (`fields=`), or nil for the whole body.
+        var fields: Set<String>?
+        /// The request's `If-None-Match`, if any.
+        var ifNoneMatch: String?
+    }
+
+    /// The methods every route answers.
+    static let allowedMethods = "GET, HEAD, OPTIONS"
+
+    let cache: MemoryCache
+    let monitor: UpstreamMonitor
+    /// Upstream fetches in progress; internal so tests can see who waits on them.
+    let flights = SingleFlight<CacheEntry>()
+    private let client: MetClient
+    let time: any TimeSource
+    private let logger: Logger
+    private let freshness: FreshnessPolicy
+    private let limits: RequestLimits
+    private let corsOrigin: String
+    let upstreamLocation: String
+    let startedAt: Double
+    private let openAPIDocument: CacheEntry
+
+    /// - Parameters:
+    ///   - configuration: cache size, freshness, limits, CORS origin and block cool-down are read from it.
+    ///   - upstream: where misses are fetched.
+    ///   - time: the clock for freshness and `Age`.
+    ///   - openAPI: the bytes served at `/openapi.yaml`.
+    public init(
+        configuration: ServerConfiguration, upstream: any Upstream, time: any TimeSource, logger: Logger,
+        openAPI: [UInt8]
+    ) {
+        cache = MemoryCache(capacity: configuration.cacheSize)
+        monitor = UpstreamMonitor(blockCooldown: configuration.blockCooldown)
+        client = MetClient(upstream: upstream, monitor: monitor, time: time, logger: logger)
+        self.time = time
+        self.logger = logger
+        freshness = configuration.freshness
+        limits = configuration.limits
+        corsOrigin = configuration.corsOrigin
+        upstreamLocation = upstream.location
+        startedAt = time.now()
+        openAPIDocument = CacheEntry(
+            key: "/openapi.yaml", kind: .departments, status: 200, body: openAPI, storedAt: startedAt,
+            policy: FreshnessPolicy())
+    }
+
+    public func respondImmediately(to request: Request) -> Response? {
+        switch plan(for: request) {
+        case .answer(let response):
+            return finish(response)
+        case .resource(let resource, let presentation):
+            let now = time.now()
+            guard let entry = cache.entry(for: resource.cacheKey), entry.isFresh(at: now) else { return nil }
+            cache.count(.hit)
+            return finish(present(entry, presentation, outcome: .hit, at: now))
+        }
+    }
+
+    public func respond(to request: Request) async -> Response {
+        switch plan(for: request) {
+        case .answer(let response):
+            return finish(response)
+        case .resource(let resource, let presentation):
+            return finish(await fetch(resource, presentation))
+        }
+    }
+
+    /// Upstream fetches in progress (single-flight keys).
+    var flightsInProgress: Int { flights.inFlight }
+
+    /// Answers from a fresh entry, or asks the upstream once for all concurrent requests of the
+    /// same key, falling back to a stale entry when the upstream fails.
+    private func fetch(_ resource: MetResource, _ presentation: Presentation) async -> Response {
+        let key = resource.cacheKey
+        let cached = cache.entry(for: key)
+        if let cached, cached.isFresh(at: time.now()) {
+            cache.count(.hit)
+            return present(cached, presentation, outcome: .hit, at: time.now())
+        }
+        let (result, joined) = await flights.run(key) { [client, cache, time, freshness] in
+            await client.fetch(resource).map { answer in
+                let entry = CacheEntry(
+                    key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
+                    policy: freshness)
+                cache.store(entry)
+                return entry
+            }
+        }
+        let now = time.now()
+        switch result {
+        case .success(let entry):
+            let outcome: CacheOutcome = joined ? .collapsed : .miss
+            cache.count(outcome)
+            return present(entry, presentation, outcome: outcome, at: now)
+        case .failure(.cancelled):
+            return Response(status: 499)
+        case .failure(let error):
+            if let stale = cached ?? cache.entry(for: key), stale.isUsableWhenStale(at: now) {
+                cache.count(.stale)
+                return present(stale, presentation, outcome: .stale, at: now)
+            }
+            return problem(for: error, resource: resource).response
+        }
+    }
+
+    /// Routes and validates a request; everything that needs no cache or upstream is answered here.
+    func plan(for request: Request) -> Plan {
+        do {
+            return try validatedPlan(for: request)
+        } catch {
+            return .answer(error.response)
+        }
+    }
+
+    private func validatedPlan(for request: Request) throws(Problem) -> Plan {
+        try checkLimits(request)
+        let target = try RequestTarget(parsing: request.target)
+        guard let route = Route(path: target.path) else {
+            throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
+        }
+        switch request.method {
+        case "GET", "HEAD": break
+        case "OPTIONS": return .answer(preflight(request))
+        default:
+            throw Problem(
+                .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use GET or HEAD.",
+                headers: ["Allow": Self.allowedMethods])
+        }
+        let ifNoneMatch = request.headers["If-None-Match"]
+        switch route {
+        case .health:
+            return .answer(health())
+        case .openAPI:
+            return .answer(present(openAPIDocument, Presentation(route: route, ifNoneMatch: ifNoneMatch),
+                outcome: .none, at: time.now(), contentType: "application/yaml; charset=utf-8"))
+        case .departments:
+            try Self.allowOnly([], in: target)
+            return .resource(.departments, Presentation(route: route, ifNoneMatch: ifNoneMatch))
+        case .object(let text):
+            try Self.allowOnly(["fields"], in: target)
+            let id = try ObjectID.parse(text)
+            let fields = try target.value(of: "fields").map(Self.parseFields)
+            return .resource(.object(id: id), Presentation(route: route, fields: fields, ifNoneMatch: ifNoneMatch))
+        case .mirrorObject(let text):
+            return mirrorObjectPlan(text, route: route, ifNoneMatch: ifNoneMatch)
+        case .mirrorObjectList:
+            return try mirrorListPlan(target, route: route, ifNoneMatch: ifNoneMatch)
+        case .mirrorDepartments:
+            return .resource(.departments, Presentation(route: route, ifNoneMatch: ifNoneMatch))
+        }
+    }
+
+    private func checkLimits(_ request: Request) throws(Problem) {
+        if request.target.utf8.count > limits.maxURILength {
+            throw Problem(.uriTooLong, "The request target is longer than \(limits.maxURILength) bytes.")
+        }
+        let headerBytes = request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if headerBytes > limits.maxHeaderBytes {
+            throw Problem(.headersTooLarge, "The header fields take more than \(limits.maxHeaderBytes) bytes.")
+        }
+        if request.body.count > limits.maxBodyBytes {
+            throw Problem(.bodyTooLarge, "The request body is larger than \(limits.maxBodyBytes) bytes.")
+        }
+    }
+
+    /// The mirror reads IDs as the Met does: any run of digits (leading zeros included) is an ID;
+    /// a sign or a value no object can have is "not found", and anything else "could not parse",
+    /// each answered with the Met's own body without asking it.
+    private func mirrorObjectPlan(_ text: String, route: Route, ifNoneMatch: String?) -> Plan {
+        let digits = text.first == "-" ? text.dropFirst() : text[...]
+        let isInteger = !digits.isEmpty && digits.allSatisfy(\.isASCIIDigit)
+        if isInteger, text.first != "-", let id = Int(digits), (1...ObjectID.maximum).contains(id) {
+            return .resource(.object(id: id), Presentation(route: route, ifNoneMatch: ifNoneMatch))
+        }
+        let (status, message) = isInteger ? (404, "ObjectID not found") : (400, "could not parse objectID")
+        var json = JSONWriter()
+        json.beginObject()
+        json.member("message", string: message)
+        json.endObject()
+        return .answer(
+            Response(
+                status: status, headers: ["Content-Type": Response.jsonContentType, "Cache-Control": "no-store"],
+                body: json.bytes))
+    }
+
+    private func mirrorListPlan(_ target: RequestTarget, route: Route, ifNoneMatch: String?) throws(Problem) -> Plan {
+        var departmentIds: [Int] = []
+        if let text = target.value(of: "departmentIds"), !text.isEmpty {
+            var ids = Set<Int>()
+            for part in text.split(separator: "|", omittingEmptySubsequences: false) {
+                guard let id = Int(part), id > 0, part.allSatisfy(\.isASCIIDigit) else {
+                    throw Problem(.invalidParameter, "departmentIds must be department IDs joined by '|', such as 1|11.",
+                        parameter: "departmentIds")
+                }
+                ids.insert(id)
+            }
+            departmentIds = ids.sorted()
+        }
+        var metadataDate: String?
+        if let text = target.value(of: "metadataDate"), !text.isEmpty {
+            guard Self.isCalendarDate(text) else {
+                // The Met's own answer, a bare JSON string (API.md §2).
+                let body = Array(#""Date not valid. Dates must be in the format YYYY-MM-DD e.g. 1987-05-03""#.utf8)
+                return .answer(Response(status: 400, headers: ["Content-Type": Response.jsonContentType,
+                    "Cache-Control": "no-store"], body: body))
+            }
+            metadataDate = text
+        }
+        return .resource(.objectList(departmentIds: departmentIds, metadataDate: metadataDate),
+            Presentation(route: route, ifNoneMatch: ifNoneMatch))
+    }
+
+    /// Turns an entry into the response for `presentation`: the stored bytes (or a projection of
+    /// them), with ETag, Cache-Control, Age and Cache-Status; a 304 when `If-None-Match` matches.
+    private func present(
+        _ entry: CacheEntry, _ presentation: Presentation, outcome: CacheOutcome, at now: Double,
+        contentType: String = Response.jsonContentType
+    ) -> Response {
+        var headers = HTTPFields()
+        let remaining = Int((entry.freshUntil - now).rounded(.down))
+        headers.append("Cache-Control", "public, max-age=\(max(0, remaining))")
+        headers.append("Age", String(max(0, Int((now - entry.storedAt).rounded(.down)))))
+        if outcome != .none { headers.append("Cache-Status", Self.cacheStatus(outcome, ttl: remaining)) }
+
+        if entry.status == 404, !presentation.route.isMirror, case .object(let text) = presentation.route {
+            let message = (try? JSONDecoder().decode(MetClient.MessageBody.self, from: Data(entry.body)))?.message
+                ?? "not found"
+            var problem = Problem(.objectNotFound, "The Met has no object \(text): \(message).")
+            problem.headers = headers
+            return Response(status: 404, headers: problem.response.headers, body: problem.body, cacheOutcome: outcome)
+        }
+
+        var body = entry.body
+        var etag = entry.etag
+        if let fields = presentation.fields, entry.status == 200, let projected = JSONProjection.project(body, fields: fields) {
+            body = projected
+            etag = ETag.strong(for: projected)
+        }
+        headers.append("ETag", etag)
+        if entry.status == 200, let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
+            return Response(status: 304, headers: headers, cacheOutcome: outcome)
+        }
+        headers.append("Content-Type", contentType)
+        return Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
+    }
+
+    /// RFC 9211 `Cache-Status` for one outcome; `ttl` is the remaining freshness in seconds.
+    static func cacheStatus(_ outcome: CacheOutcome, ttl: Int) -> String {
+        switch outcome {
+        case .hit: "TheMet; hit; ttl=\(ttl)"
+        case .miss: "TheMet; fwd=uri-miss; stored"
+        case .collapsed: "TheMet; fwd=uri-miss; collapsed"
+        case .stale: "TheMet; fwd=stale; ttl=\(ttl); detail=upstream-failed"
+        case .none: ""
+        }
+    }
+
+    /// The one mapping from an upstream failure to what the client sees (502, 503 or 504).
+    func problem(for error: UpstreamError, resource: MetResource) -> Problem {
+        let what = "fetching \(resource.path) from the Met"
+        switch error {
+        case .blocked:
+            let until = monitor.blockedUntil(at: time.now()) ?? time.now() + monitor.blockCooldown
+            let seconds = max(1, Int((until - time.now()).rounded(.up)))
+            return Problem(
+                .upstreamBlocked,
+                "The Met's firewall is refusing requests from this server; upstream calls are paused for \(seconds) s.",
+                headers: ["Retry-After": String(seconds)])
+        case .timeout:
+            return Problem(.upstreamTimeout, "The Met did not answer in time while \(what).")
+        case .unreachable(let reason):
+            return Problem(.upstreamUnreachable, "Could not reach the Met while \(what): \(reason).")
+        case .status(503):
+            return Problem(.upstreamUnavailable, "The Met answered 503 Service Unavailable while \(what).")
+        case .status(let code):
+            return Problem(.upstreamError, "The Met answered HTTP \(code) while \(what).")
+        case .malformed(let reason):
+            return Problem(.upstreamMalformed, "The Met's answer could not be used while \(what): \(reason).")
+        case .cancelled:
+            return Problem(.internalError, "The request was cancelled.")
+        }
+    }
+
+    /// Adds the headers every response carries (CORS).
+    private func finish(_ response: Response) -> Response {
+        var response = response
+        response.headers.append("Access-Control-Allow-Origin", corsOrigin)
+        response.headers.append("Access-Control-Expose-Headers", "ETag, Age, Cache-Status, Retry-After")
+        return response
+    }
+
+    /// Answers a CORS preflight for a known route.
+    private func preflight(_ request: Request) -> Response {
+        var headers: HTTPFields = [
+            "Allow": Self.allowedMethods,
+            "Access-Control-Allow-Methods": Self.allowedMethods,
+            "Access-Control-Max-Age": "86400",
+        ]
+        let asked = request.headers["Access-Control-Request-Headers"] ?? ""
+        let isTokenList = asked.utf8.count <= 512
+            && asked.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || "0123456789-_, ".unicodeScalars.contains($0) }
+        headers.append("Access-Control-Allow-Headers",
+            !asked.isEmpty && isTokenList ? asked : "Accept, Accept-Encoding, If-None-Match")
+        return Response(status: 204, headers: headers)
+    }
+
+    /// Throws `unknown_parameter` for any query parameter not in `allowed`.
+    static func allowOnly(_ allowed: Set<String>, in target: RequestTarget) throws(Problem) {
+        if let unknown = target.query.first(where: { !allowed.contains($0.name) }) {
+            let known = allowed.isEmpty ? "This route takes no parameters." : "Known: \(allowed.sorted().joined(separator: ", "))."
+            throw Problem(.unknownParameter, "Unknown parameter '\(unknown.name.prefix(60))'. \(known)",
+                parameter: String(unknown.name.prefix(60)))
+        }
+    }
+
+    /// `fields=a,b,c`: 1 to 64 member names made of letters, digits and `_`.
+    static func parseFields(_ text: String) throws(Problem) -> Set<String> {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard (1...64).contains(names.count),
+            names.allSatisfy({ name in
+                !name.isEmpty && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            })
+        else {
+            throw Problem(.invalidParameter,
+                "fields must be 1 to 64 member names joined by commas, such as objectID,title,primaryImageSmall.",
+                parameter: "fields")
+        }
+        return Set(names.map(String.init))
+    }
+
+    /// Whether `text` is a real `YYYY-MM-DD` date.
+    static func isCalendarDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (1...12).contains(month)
+        else { return false }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
+    }
+}
+
+extension Character {
+    /// `0`–`9` only (unlike `isNumber`, which accepts every script's digits and fractions).
+    var isASCIIDigit: Bool { isASCII && isWholeNumber }
+}

@@ -1,0 +1,46 @@
+/// A client-facing error, rendered as an RFC 9457 problem document:
+/// `{"type", "title", "status", "detail", "code"}` plus optional extension members.
+public struct Problem: Error, Sendable, Equatable {
+    /// The stable code; fixes `type`, `title` and `status`.
+    public var code: ProblemCode
+    /// What went wrong in this instance, for a person to read.
+    public var detail: String
+    /// The query parameter at fault, when there is one (rendered as `parameter`).
+    public var parameter: String?
+    /// Extra response header fields (`Allow` on a 405, `Retry-After` on a 503).
+    public var headers: HTTPFields
+
+    public init(_ code: ProblemCode, _ detail: String, parameter: String? = nil, headers: HTTPFields = HTTPFields()) {
+        self.code = code
+        self.detail = detail
+        self.parameter = parameter
+        self.headers = headers
+    }
+
+    /// The problem's `type` URI: stable, one per code.
+    public var type: String { "urn:themet:problem:\(code.rawValue)" }
+
+    /// The JSON document, members in a fixed order.
+    public var body: [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.member("type", string: type)
+        json.member("title", string: code.title)
+        json.member("status", int: code.status)
+        json.member("detail", string: detail)
+        json.member("code", string: code.rawValue)
+        if let parameter { json.member("parameter", string: parameter) }
+        json.endObject()
+        return json.bytes
+    }
+
+    /// The complete response: status, `Content-Type: application/problem+json`, extra headers, body.
+    /// Problems are never cached by clients (`Cache-Control: no-store`), except a 404 for an object,
+    /// which the route gives its own cache headers.
+    public var response: Response {
+        var fields = headers
+        fields.set("Content-Type", Response.problemContentType)
+        if fields["Cache-Control"] == nil { fields.set("Cache-Control", "no-store") }
+        return Response(status: code.status, headers: fields, body: body)
+    }
+}

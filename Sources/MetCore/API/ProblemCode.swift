@@ -1,0 +1,80 @@
+/// The stable, snake_case `code` of every problem document, with its HTTP status and title.
+/// Clients may switch on these; never rename one.
+public enum ProblemCode: String, Sendable, CaseIterable {
+    /// The request target is not valid (bad percent-encoding, not an origin-form path).
+    case invalidRequestTarget = "invalid_request_target"
+    /// A query parameter this route does not know.
+    case unknownParameter = "unknown_parameter"
+    /// A query parameter with a malformed value.
+    case invalidParameter = "invalid_parameter"
+    /// `/objects/{id}` with an ID that is not a positive integer.
+    case invalidObjectID = "invalid_object_id"
+    /// No route has this path.
+    case routeNotFound = "route_not_found"
+    /// The Met answered 404 for this object (either of its two messages).
+    case objectNotFound = "object_not_found"
+    /// The route exists but not for this method; `Allow` lists the ones it has.
+    case methodNotAllowed = "method_not_allowed"
+    /// The request body is larger than the server accepts.
+    case bodyTooLarge = "body_too_large"
+    /// The request target is longer than the server accepts.
+    case uriTooLong = "uri_too_long"
+    /// The request header fields are larger than the server accepts.
+    case headersTooLarge = "headers_too_large"
+    /// An unexpected fault in the server; the log has the detail.
+    case internalError = "internal_error"
+    /// The upstream could not be reached (connection refused, DNS, TLS, reset).
+    case upstreamUnreachable = "upstream_unreachable"
+    /// The upstream answered with an error status the server cannot pass on as such.
+    case upstreamError = "upstream_error"
+    /// The upstream answered 200 with a body that is not what the route expects.
+    case upstreamMalformed = "upstream_malformed"
+    /// The upstream answered 503 (maintenance or outage).
+    case upstreamUnavailable = "upstream_unavailable"
+    /// The upstream's firewall is blocking this server (a 403 HTML page); retry after `Retry-After`.
+    case upstreamBlocked = "upstream_blocked"
+    /// The upstream did not answer in time.
+    case upstreamTimeout = "upstream_timeout"
+    /// The server is shutting down and no longer starts new work.
+    case shuttingDown = "shutting_down"
+
+    /// The HTTP status that goes with the code.
+    public var status: Int {
+        switch self {
+        case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID: 400
+        case .routeNotFound, .objectNotFound: 404
+        case .methodNotAllowed: 405
+        case .bodyTooLarge: 413
+        case .uriTooLong: 414
+        case .headersTooLarge: 431
+        case .internalError: 500
+        case .upstreamUnreachable, .upstreamError, .upstreamMalformed: 502
+        case .upstreamUnavailable, .upstreamBlocked, .shuttingDown: 503
+        case .upstreamTimeout: 504
+        }
+    }
+
+    /// A short, fixed summary of the problem type (RFC 9457 `title`).
+    public var title: String {
+        switch self {
+        case .invalidRequestTarget: "Invalid request target"
+        case .unknownParameter: "Unknown query parameter"
+        case .invalidParameter: "Invalid query parameter"
+        case .invalidObjectID: "Invalid object ID"
+        case .routeNotFound: "No such route"
+        case .objectNotFound: "Object not found"
+        case .methodNotAllowed: "Method not allowed"
+        case .bodyTooLarge: "Request body too large"
+        case .uriTooLong: "Request target too long"
+        case .headersTooLarge: "Request header fields too large"
+        case .internalError: "Internal server error"
+        case .upstreamUnreachable: "Upstream unreachable"
+        case .upstreamError: "Upstream error"
+        case .upstreamMalformed: "Upstream sent a malformed response"
+        case .upstreamUnavailable: "Upstream unavailable"
+        case .upstreamBlocked: "Upstream is blocking requests"
+        case .upstreamTimeout: "Upstream timed out"
+        case .shuttingDown: "Server shutting down"
+        }
+    }
+}

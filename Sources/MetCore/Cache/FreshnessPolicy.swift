@@ -1,0 +1,26 @@
+/// How long entries stay fresh, per kind, and how long an expired entry may still be served when
+/// the upstream fails (stale-if-error). All values in seconds.
+public struct FreshnessPolicy: Sendable, Equatable {
+    /// Object records: they change slowly (`metadataDate` moves daily at most). Default 24 h.
+    public var object: Double = 86_400
+    /// Object ID lists: they grow as records change. Default 1 h.
+    public var objectList: Double = 3_600
+    /// The department list: it almost never changes. Default 7 days.
+    public var departments: Double = 604_800
+    /// A 404 from the Met (negative caching): objects "cycle in and out", so shorter. Default 1 h.
+    public var notFound: Double = 3_600
+    /// After freshness ends, how long the entry may still be served if the upstream fails. Default 7 days.
+    public var staleIfError: Double = 604_800
+
+    public init() {}
+
+    /// The freshness lifetime of a new entry of `kind` whose upstream status was `status`.
+    public func lifetime(of kind: ResourceKind, status: Int) -> Double {
+        if status == 404 { return notFound }
+        switch kind {
+        case .object: return object
+        case .objectList: return objectList
+        case .departments: return departments
+        }
+    }
+}

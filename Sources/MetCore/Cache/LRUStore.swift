@@ -1,0 +1,93 @@
+/// A byte-bounded least-recently-used map from key to `CacheEntry`. Not thread-safe on its own:
+/// `MemoryCache` keeps it behind a lock. Nodes live in an array and link by index, so reads and
+/// writes allocate nothing once the array has grown.
+struct LRUStore {
+    private struct Node {
+        var entry: CacheEntry
+        var newer: Int  // index of the more recently used node, or -1
+        var older: Int  // index of the less recently used node, or -1
+    }
+
+    /// The most bytes (`CacheEntry.cost`) the store holds; adding past it evicts the oldest entries.
+    let capacity: Int
+    private(set) var bytes = 0
+    private(set) var evictions = 0
+    private var nodes: [Node] = []
+    private var free: [Int] = []
+    private var index: [String: Int] = [:]
+    private var newest = -1
+    private var oldest = -1
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    var count: Int { index.count }
+
+    /// The entry for `key`, marking it most recently used.
+    mutating func get(_ key: String) -> CacheEntry? {
+        guard let slot = index[key] else { return nil }
+        moveToFront(slot)
+        return nodes[slot].entry
+    }
+
+    /// Stores `entry`, replacing any entry with its key, then evicts least recently used entries
+    /// until the store fits. An entry larger than the whole capacity is not stored (and any older
+    /// entry under its key is dropped). Returns whether it was stored.
+    @discardableResult
+    mutating func put(_ entry: CacheEntry) -> Bool {
+        remove(entry.key)
+        guard entry.cost <= capacity else { return false }
+        let node = Node(entry: entry, newer: -1, older: newest)
+        let slot: Int
+        if let reused = free.popLast() {
+            nodes[reused] = node
+            slot = reused
+        } else {
+            nodes.append(node)
+            slot = nodes.count - 1
+        }
+        if newest >= 0 { nodes[newest].newer = slot }
+        newest = slot
+        if oldest < 0 { oldest = slot }
+        index[entry.key] = slot
+        bytes += entry.cost
+        while bytes > capacity, oldest >= 0 {
+            remove(nodes[oldest].entry.key)
+            evictions += 1
+        }
+        return true
+    }
+
+    /// Removes the entry for `key`, if any.
+    mutating func remove(_ key: String) {
+        guard let slot = index.removeValue(forKey: key) else { return }
+        unlink(slot)
+        bytes -= nodes[slot].entry.cost
+        // Drop the body now; the slot is reused by the next put.
+        nodes[slot].entry = CacheEntry.placeholder
+        free.append(slot)
+    }
+
+    private mutating func moveToFront(_ slot: Int) {
+        guard slot != newest else { return }
+        unlink(slot)
+        nodes[slot].older = newest
+        nodes[slot].newer = -1
+        if newest >= 0 { nodes[newest].newer = slot }
+        newest = slot
+        if oldest < 0 { oldest = slot }
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let node = nodes[slot]
+        if node.newer >= 0 { nodes[node.newer].older = node.older } else { newest = node.older }
+        if node.older >= 0 { nodes[node.older].newer = node.newer } else { oldest = node.newer }
+    }
+}
+
+extension CacheEntry {
+    /// An empty entry that fills freed LRU slots, so their bodies can be released.
+    fileprivate static let placeholder = CacheEntry(
+        key: "", kind: .object, status: 0, body: [], storedAt: 0, policy: FreshnessPolicy())
+}

@@ -1,0 +1,9 @@
+/// What a cache entry holds; each kind has its own freshness (see `FreshnessPolicy`).
+public enum ResourceKind: String, Sendable, CaseIterable {
+    /// One object record (`/objects/{id}`).
+    case object
+    /// An object ID list (`/objects?departmentIds=…`).
+    case objectList
+    /// The department list.
+    case departments
+}

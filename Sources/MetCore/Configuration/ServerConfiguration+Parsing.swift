@@ -1,0 +1,237 @@
+extension ServerConfiguration {
+    /// Builds a configuration from command-line arguments over `THEMET_*` environment variables
+    /// over defaults. Pure: reads nothing but its arguments.
+    ///
+    /// Flags are `--flag value` or `--flag=value`. An unknown flag, a missing value or a bad value
+    /// throws a `ConfigurationError` naming the flag.
+    public static func parse(
+        arguments: [String], environment: [String: String], processorCount: Int
+    ) throws(ConfigurationError) -> ServerConfiguration {
+        var configuration = ServerConfiguration(environment: environment, processorCount: processorCount)
+        for option in options {
+            if let value = environment[option.environmentVariable] {
+                if let reason = option.apply(&configuration, value) {
+                    throw ConfigurationError(flag: option.flag, reason: "\(reason) (from \(option.environmentVariable))")
+                }
+            }
+        }
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            guard argument.hasPrefix("--") else {
+                throw ConfigurationError(flag: argument, reason: "unexpected argument; flags start with --")
+            }
+            let name: String
+            let inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            } else {
+                name = argument
+                inlineValue = nil
+            }
+            guard let option = options.first(where: { $0.flag == name }) else {
+                throw ConfigurationError(flag: name, reason: "unknown flag; see --help")
+            }
+            guard let value = inlineValue ?? remaining.popFirst() else {
+                throw ConfigurationError(flag: name, reason: "needs a value (\(option.placeholder))")
+            }
+            if let reason = option.apply(&configuration, value) {
+                throw ConfigurationError(flag: name, reason: reason)
+            }
+        }
+        return configuration
+    }
+
+    /// Every setting, in the order `--help` and the README list them.
+    public static let options: [ConfigurationOption] = [
+        ConfigurationOption(
+            flag: "--host", placeholder: "ADDRESS", defaultText: "127.0.0.1",
+            help: "Address to listen on; 0.0.0.0 shares the server on your LAN."
+        ) { configuration, value in
+            guard !value.isEmpty, value.allSatisfy({ $0.isLetter || $0.isNumber || ".:-[]".contains($0) }) else {
+                return "expected an IP address or host name, got '\(value)'"
+            }
+            configuration.host = value
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--port", placeholder: "PORT", defaultText: "8080",
+            help: "TCP port; 0 picks any free port (the bound one is printed)."
+        ) { configuration, value in
+            guard let port = Int(value), (0...65_535).contains(port) else {
+                return "expected an integer from 0 to 65535, got '\(value)'"
+            }
+            configuration.port = port
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--upstream", placeholder: "URL|DIR", defaultText: "https://collectionapi.metmuseum.org",
+            help: "The Met's origin (paths /public/collection/v1… are added), or a fixture directory for offline use."
+        ) { configuration, value in
+            guard let location = parseUpstream(value) else {
+                return "expected an http(s):// origin or a directory path, got '\(value)'"
+            }
+            configuration.upstream = location
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--data-dir", placeholder: "DIR", defaultText: "$XDG_CACHE_HOME/themet or ~/.cache/themet",
+            help: "Directory for persistent state; created if missing."
+        ) { configuration, value in
+            guard !value.isEmpty else { return "expected a directory path" }
+            configuration.dataDirectory = value
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--loops", placeholder: "N", defaultText: "one per core",
+            help: "Event loops (threads) serving HTTP."
+        ) { configuration, value in
+            guard let loops = Int(value), (1...64).contains(loops) else {
+                return "expected an integer from 1 to 64, got '\(value)'"
+            }
+            configuration.loops = loops
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--cache-size", placeholder: "BYTES", defaultText: "256MiB",
+            help: "Memory cache bound: bytes, or with a K/M/G (KiB/MiB/GiB) suffix."
+        ) { configuration, value in
+            guard let bytes = parseByteSize(value), bytes >= 65_536 else {
+                return "expected a size of at least 64KiB such as 512MiB, got '\(value)'"
+            }
+            configuration.cacheSize = bytes
+            return nil
+        },
+        durationOption("--upstream-timeout", "10s", "Longest wait for one upstream answer (then 504).", range: 0.1...600) {
+            $0.upstreamTimeout = $1
+        },
+        durationOption("--idle-timeout", "60s", "Idle keep-alive connections and slow clients are closed after this.",
+            range: 1...3_600) { $0.idleTimeout = $1 },
+        durationOption("--shutdown-timeout", "10s", "Time in-flight requests get to finish on SIGINT/SIGTERM.",
+            range: 0...600) { $0.shutdownTimeout = $1 },
+        ConfigurationOption(
+            flag: "--cors-origin", placeholder: "ORIGIN", defaultText: "*",
+            help: "Access-Control-Allow-Origin sent on every response."
+        ) { configuration, value in
+            guard !value.isEmpty, value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+                return "expected '*' or an origin such as https://app.example, got '\(value)'"
+            }
+            configuration.corsOrigin = value
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--log-level", placeholder: "LEVEL", defaultText: "info",
+            help: "debug, info (includes the access log), warning or error."
+        ) { configuration, value in
+            guard let level = LogLevel(name: value) else {
+                return "expected debug, info, warning or error, got '\(value)'"
+            }
+            configuration.logLevel = level
+            return nil
+        },
+        durationOption("--object-ttl", "24h", "How long an object record stays fresh.", range: 0...31_536_000) {
+            $0.freshness.object = $1
+        },
+        durationOption("--list-ttl", "1h", "How long an object ID list stays fresh.", range: 0...31_536_000) {
+            $0.freshness.objectList = $1
+        },
+        durationOption("--departments-ttl", "7d", "How long the department list stays fresh.", range: 0...31_536_000) {
+            $0.freshness.departments = $1
+        },
+        durationOption("--not-found-ttl", "1h", "How long a Met 404 is remembered (negative caching).",
+            range: 0...31_536_000) { $0.freshness.notFound = $1 },
+        durationOption("--stale-if-error", "7d", "How long past freshness an entry may stand in for a failed upstream.",
+            range: 0...31_536_000) { $0.freshness.staleIfError = $1 },
+        durationOption("--block-cooldown", "60s", "Pause for all upstream calls after the Met's firewall answers 403.",
+            range: 1...86_400) { $0.blockCooldown = $1 },
+        sizeOption("--max-uri-length", "8KiB", "Longest request target (414 beyond).", range: 256...1_048_576) {
+            $0.limits.maxURILength = $1
+        },
+        sizeOption("--max-header-size", "16KiB", "Most bytes of request header fields (431 beyond).",
+            range: 1_024...1_048_576) { $0.limits.maxHeaderBytes = $1 },
+        sizeOption("--max-body-size", "64KiB", "Largest request body (413 beyond).", range: 0...16_777_216) {
+            $0.limits.maxBodyBytes = $1
+        },
+    ]
+
+    private static func durationOption(
+        _ flag: String, _ defaultText: String, _ help: String, range: ClosedRange<Double>,
+        set: @escaping @Sendable (inout ServerConfiguration, Double) -> Void
+    ) -> ConfigurationOption {
+        ConfigurationOption(flag: flag, placeholder: "DURATION", defaultText: defaultText, help: help) {
+            configuration, value in
+            guard let seconds = parseDuration(value), range.contains(seconds) else {
+                return "expected a duration from \(format(range.lowerBound)) to \(format(range.upperBound)) "
+                    + "seconds (such as 30, 250ms, 5m, 2h, 7d), got '\(value)'"
+            }
+            set(&configuration, seconds)
+            return nil
+        }
+    }
+
+    private static func sizeOption(
+        _ flag: String, _ defaultText: String, _ help: String, range: ClosedRange<Int>,
+        set: @escaping @Sendable (inout ServerConfiguration, Int) -> Void
+    ) -> ConfigurationOption {
+        ConfigurationOption(flag: flag, placeholder: "BYTES", defaultText: defaultText, help: help) {
+            configuration, value in
+            guard let bytes = parseByteSize(value), range.contains(bytes) else {
+                return "expected a size from \(range.lowerBound) to \(range.upperBound) bytes, got '\(value)'"
+            }
+            set(&configuration, bytes)
+            return nil
+        }
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+
+    /// `30`, `1.5`, `30s`, `250ms`, `5m`, `2h`, `7d` → seconds; nil if malformed or negative.
+    static func parseDuration(_ text: String) -> Double? {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let number = Double(text.dropLast(suffix.count)), number.isFinite, number >= 0 else { return nil }
+            return number * scale
+        }
+        guard let number = Double(text), number.isFinite, number >= 0 else { return nil }
+        return number
+    }
+
+    /// `4096`, `64K`, `64KiB`, `64KB`, `256M`, `1G` → bytes (binary multiples); nil if malformed.
+    static func parseByteSize(_ text: String) -> Int? {
+        let upper = text.uppercased()
+        let units: [(String, Int)] = [
+            ("KIB", 1 << 10), ("MIB", 1 << 20), ("GIB", 1 << 30), ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30),
+            ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("B", 1),
+        ]
+        for (suffix, scale) in units where upper.hasSuffix(suffix) {
+            guard let number = Int(upper.dropLast(suffix.count)), number >= 0 else { return nil }
+            let (bytes, overflow) = number.multipliedReportingOverflow(by: scale)
+            return overflow ? nil : bytes
+        }
+        guard let number = Int(upper), number >= 0 else { return nil }
+        return number
+    }
+
+    /// An `http(s)://host[:port]` origin (a trailing `/` or `/public/collection/v1[.1]` is dropped),
+    /// or anything else as a directory path.
+    static func parseUpstream(_ value: String) -> UpstreamLocation? {
+        guard !value.isEmpty else { return nil }
+        let lower = value.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+            return .directory(value)
+        }
+        var origin = value
+        for suffix in ["/", "/public/collection/v1.1", "/public/collection/v1"] where origin.hasSuffix(suffix) {
+            origin.removeLast(suffix.count)
+        }
+        while origin.hasSuffix("/") { origin.removeLast() }
+        let afterScheme = origin.split(separator: "/", omittingEmptySubsequences: false)
+        // ["http:", "", "host[:port]"] exactly: no path, query or credentials.
+        guard afterScheme.count == 3, let authority = afterScheme.last, !authority.isEmpty,
+            !authority.contains("@"), !authority.contains("?"), !authority.contains("#")
+        else { return nil }
+        return .origin(origin)
+    }
+}

@@ -1,0 +1,63 @@
+/// Where upstream answers come from.
+public enum UpstreamLocation: Sendable, Equatable {
+    /// An HTTP(S) origin serving the Met's paths, without a trailing slash.
+    case origin(String)
+    /// A fixture directory laid out like the Met's paths, for offline use.
+    case directory(String)
+}
+
+/// Limits on what a client may send; each breach is answered with its own status and problem.
+public struct RequestLimits: Sendable, Equatable {
+    /// The longest request target, in bytes (414 beyond). Default 8 KiB.
+    public var maxURILength = 8_192
+    /// The most bytes of header fields, names and values together (431 beyond). Default 16 KiB.
+    public var maxHeaderBytes = 16_384
+    /// The largest request body, in bytes (413 beyond). Default 64 KiB.
+    public var maxBodyBytes = 65_536
+
+    public init() {}
+}
+
+/// Everything `themet serve` can be told. Every field has a default; `parse` fills it from flags,
+/// then `THEMET_*` environment variables, then the default, in that order of precedence.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The address to bind. Default `127.0.0.1` (nothing exposed); `0.0.0.0` shares on a LAN.
+    public var host = "127.0.0.1"
+    /// The TCP port; 0 binds any free port (printed once bound). Default 8080.
+    public var port = 8080
+    /// The Met's origin (the server adds `/public/collection/v1…`), or a fixture directory.
+    /// Default `https://collectionapi.metmuseum.org`.
+    public var upstream = UpstreamLocation.origin("https://collectionapi.metmuseum.org")
+    /// Where persistent state goes; created if missing. Default `$XDG_CACHE_HOME/themet`, else
+    /// `$HOME/.cache/themet`.
+    public var dataDirectory: String
+    /// libevent loops, one thread each. Default: one per core.
+    public var loops: Int
+    /// The memory cache's bound, in bytes. Default 256 MiB.
+    public var cacheSize = 256 * 1_048_576
+    /// Seconds to wait for one upstream answer before giving up (504). Default 10.
+    public var upstreamTimeout = 10.0
+    /// Seconds a connection may sit idle, or a client take to send its request, before it is
+    /// closed. Default 60.
+    public var idleTimeout = 60.0
+    /// Seconds that in-flight requests get to finish after SIGINT/SIGTERM. Default 10.
+    public var shutdownTimeout = 10.0
+    /// The `Access-Control-Allow-Origin` value sent on every response. Default `*`.
+    public var corsOrigin = "*"
+    /// The lowest log level written to standard error. Default `info` (includes the access log).
+    public var logLevel = LogLevel.info
+    /// Freshness per kind and the stale-if-error window.
+    public var freshness = FreshnessPolicy()
+    /// Seconds all upstream calls pause after the Met's firewall answers 403. Default 60.
+    public var blockCooldown = 60.0
+    /// Request size limits.
+    public var limits = RequestLimits()
+
+    /// The defaults, given the environment (for the data directory) and the core count.
+    public init(environment: [String: String] = [:], processorCount: Int = 1) {
+        let cacheHome = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"].map { $0 + "/.cache" } ?? ".cache")
+        dataDirectory = cacheHome + "/themet"
+        loops = max(1, processorCount)
+    }
+}

@@ -1,0 +1,65 @@
+/// An ordered list of HTTP header fields. Names compare case-insensitively (RFC 9110 §5.1);
+/// the order and spelling given are kept for output.
+public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    /// One field line.
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var fields: [Field]
+
+    public init() { fields = [] }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// The number of field lines.
+    public var count: Int { fields.count }
+
+    /// The first value for `name` (case-insensitive), or nil.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+    }
+
+    /// Appends a field line, keeping any existing ones with the same name.
+    public mutating func append(_ name: String, _ value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Replaces every field named `name` with one line holding `value`.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Removes every field named `name`.
+    public mutating func remove(_ name: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+}
+
+extension String {
+    /// ASCII case-insensitive equality, enough for header names and tokens.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        var a = utf8.makeIterator()
+        var b = other.utf8.makeIterator()
+        while true {
+            switch (a.next(), b.next()) {
+            case (nil, nil): return true
+            case (let x?, let y?):
+                if x == y { continue }
+                if x | 0x20 != y | 0x20 || !(0x61...0x7A).contains(x | 0x20) { return false }
+            default: return false
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+/// An HTTP request as the core sees it: no sockets, no libevent. Built by the HTTP layer on the
+/// loop thread, or by tests directly.
+public struct Request: Sendable {
+    /// The request method as sent (`GET`, `HEAD`, …), upper-case.
+    public var method: String
+    /// The request target exactly as sent (`/objects/1?fields=title`), still percent-encoded.
+    public var target: String
+    /// Request header fields.
+    public var headers: HTTPFields
+    /// The request body; empty for the GET requests this server serves.
+    public var body: [UInt8]
+
+    public init(method: String = "GET", target: String, headers: HTTPFields = HTTPFields(), body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A GET request for `target`, for tests and the CLI.
+    public static func get(_ target: String, headers: HTTPFields = HTTPFields()) -> Request {
+        Request(method: "GET", target: target, headers: headers)
+    }
+
+    /// Whether the method is HEAD: answered like GET, without a body.
+    public var isHead: Bool { method == "HEAD" }
+}

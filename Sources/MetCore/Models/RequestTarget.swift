@@ -1,0 +1,93 @@
+/// A request target split into a decoded path and decoded query items.
+public struct RequestTarget: Sendable, Equatable {
+    /// One `name=value` pair of the query, percent-decoded, `+` read as a space.
+    public struct QueryItem: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The path, percent-decoded (`/objects/1`).
+    public var path: String
+    /// The query items in the order sent; a name may repeat.
+    public var query: [QueryItem]
+
+    /// Parses an origin-form target (`/path?query`). Throws `invalid_request_target` for anything
+    /// else, and for percent-encoding that is malformed or not UTF-8.
+    public init(parsing target: String) throws(Problem) {
+        guard target.utf8.first == UInt8(ascii: "/") else {
+            throw Problem(.invalidRequestTarget, "The request target must be a path starting with '/'.")
+        }
+        let rawPath: Substring
+        let rawQuery: Substring?
+        if let mark = target.firstIndex(of: "?") {
+            rawPath = target[..<mark]
+            rawQuery = target[target.index(after: mark)...]
+        } else {
+            rawPath = target[...]
+            rawQuery = nil
+        }
+        guard let path = Self.percentDecode(rawPath, plusIsSpace: false) else {
+            throw Problem(.invalidRequestTarget, "The path has malformed percent-encoding.")
+        }
+        var items: [QueryItem] = []
+        if let rawQuery {
+            let withoutFragment = rawQuery.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            for pair in withoutFragment.split(separator: "&", omittingEmptySubsequences: true) {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = Self.percentDecode(parts[0], plusIsSpace: true),
+                    let value = Self.percentDecode(parts.count > 1 ? parts[1] : "", plusIsSpace: true)
+                else {
+                    throw Problem(.invalidRequestTarget, "The query has malformed percent-encoding.")
+                }
+                items.append(QueryItem(name: name, value: value))
+            }
+        }
+        self.path = path
+        self.query = items
+    }
+
+    /// The last value given for `name`, or nil.
+    public func value(of name: String) -> String? {
+        query.last { $0.name == name }?.value
+    }
+
+    /// Decodes `%XX` escapes (and `+` as a space when asked); nil when an escape is malformed or
+    /// the result is not valid UTF-8.
+    static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String? {
+        let utf8 = text.utf8
+        if !utf8.contains(UInt8(ascii: "%")) && !(plusIsSpace && utf8.contains(UInt8(ascii: "+"))) {
+            return String(text)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+            case UInt8(ascii: "+") where plusIsSpace:
+                bytes.append(UInt8(ascii: " "))
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// What the cache did for a response: shown in the access log and, as RFC 9211 `Cache-Status`,
+/// to the client.
+public enum CacheOutcome: String, Sendable {
+    /// Not a cacheable route (errors, `/health`, preflight).
+    case none = "-"
+    /// Served from a fresh entry.
+    case hit
+    /// Fetched from the upstream and stored.
+    case miss
+    /// Joined another request's upstream fetch for the same key (single flight).
+    case collapsed
+    /// Served from an expired entry because the upstream failed (stale-if-error).
+    case stale
+}
+
+/// An HTTP response from the core: status, header fields and a ready-to-send body.
+public struct Response: Sendable {
+    /// The status code.
+    public var status: Int
+    /// Header fields. The HTTP layer adds `Content-Length`, `Date` and connection handling.
+    public var headers: HTTPFields
+    /// The body bytes. For HEAD requests the HTTP layer sends the headers only.
+    public var body: [UInt8]
+    /// For the access log only; the client sees `Cache-Status`.
+    public var cacheOutcome: CacheOutcome
+    /// Send the body with chunked transfer-coding instead of `Content-Length`. Only the fake Met
+    /// uses it, to behave like the real API.
+    public var isChunked: Bool = false
+
+    public init(status: Int, headers: HTTPFields = HTTPFields(), body: [UInt8] = [], cacheOutcome: CacheOutcome = .none) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.cacheOutcome = cacheOutcome
+    }
+
+    /// The media type of every JSON body this server sends.
+    public static let jsonContentType = "application/json; charset=utf-8"
+    /// The media type of RFC 9457 problem documents.
+    public static let problemContentType = "application/problem+json"
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// How much the server says. Ordered: each level includes the ones above it.
+public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
+    /// Everything, including per-request internals.
+    case debug
+    /// Start-up, shutdown and one access-log line per request.
+    case info
+    /// Upstream failures and anything else that degrades answers but is expected.
+    case warning
+    /// Faults in the server itself.
+    case error
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The name used by `--log-level` and in log lines.
+    public var name: String {
+        switch self {
+        case .debug: "debug"
+        case .info: "info"
+        case .warning: "warning"
+        case .error: "error"
+        }
+    }
+
+    /// Parses a `--log-level` value; nil for anything else.
+    public init?(name: String) {
+        guard let level = LogLevel.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
+        self = level
+    }
+}
+
+/// A level-gated logger. Messages are built only when their level is enabled, and go to a sink
+/// (standard error by default; tests pass an in-memory one). Safe from any thread.
+public struct Logger: Sendable {
+    /// Receives one finished line, without its trailing newline.
+    public typealias Sink = @Sendable (String) -> Void
+
+    /// The lowest level that is written.
+    public let level: LogLevel
+    private let sink: Sink
+
+    public init(level: LogLevel, sink: @escaping Sink = Logger.standardError) {
+        self.level = level
+        self.sink = sink
+    }
+
+    /// Writes a line to standard error with one `write(2)`, so lines from several threads never interleave.
+    public static let standardError: Sink = { line in
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+
+    /// Whether a message at `level` would be written; check it before doing costly work for a log line.
+    @inline(__always)
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= self.level }
+
+    /// Writes `message` at `level`; the autoclosure runs only when the level is enabled.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard isEnabled(level) else { return }
+        sink("\(level.name): \(message())")
+    }
+
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+}

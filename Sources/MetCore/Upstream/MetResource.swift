@@ -1,0 +1,50 @@
+/// A Met resource the server caches: where it lives upstream and under which canonical key.
+/// Two requests that mean the same thing produce equal resources, so they share one entry.
+public enum MetResource: Sendable, Hashable {
+    /// `GET /public/collection/v1/objects/{id}`.
+    case object(id: Int)
+    /// `GET /public/collection/v1/objects`, filtered. `departmentIds` is sorted and unique;
+    /// `metadataDate` is `YYYY-MM-DD`.
+    case objectList(departmentIds: [Int], metadataDate: String?)
+    /// `GET /public/collection/v1/departments`.
+    case departments
+
+    /// The Met's base path for everything but v1.1 search.
+    public static let basePath = "/public/collection/v1"
+
+    /// What kind of entry it makes.
+    public var kind: ResourceKind {
+        switch self {
+        case .object: .object
+        case .objectList: .objectList
+        case .departments: .departments
+        }
+    }
+
+    /// The upstream path.
+    public var path: String {
+        switch self {
+        case .object(let id): "\(Self.basePath)/objects/\(id)"
+        case .objectList: "\(Self.basePath)/objects"
+        case .departments: "\(Self.basePath)/departments"
+        }
+    }
+
+    /// The upstream query, in canonical order (names sorted).
+    public var query: [RequestTarget.QueryItem] {
+        guard case .objectList(let departmentIds, let metadataDate) = self else { return [] }
+        var items: [RequestTarget.QueryItem] = []
+        if !departmentIds.isEmpty {
+            items.append(.init(name: "departmentIds", value: departmentIds.map(String.init).joined(separator: "|")))
+        }
+        if let metadataDate { items.append(.init(name: "metadataDate", value: metadataDate)) }
+        return items
+    }
+
+    /// The canonical cache key: the upstream path plus the canonical query.
+    public var cacheKey: String {
+        let query = self.query
+        if query.isEmpty { return path }
+        return path + "?" + query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+    }
+}

@@ -1,0 +1,47 @@
+/// One answer from the upstream, before the core has judged it.
+public struct UpstreamReply: Sendable, Equatable {
+    /// The HTTP status.
+    public var status: Int
+    /// The `Content-Type` the upstream sent, if any.
+    public var contentType: String?
+    /// The decoded (un-gzipped) body bytes.
+    public var body: [UInt8]
+
+    public init(status: Int, contentType: String?, body: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+}
+
+/// Why an upstream call produced no usable answer.
+public enum UpstreamError: Error, Sendable, Equatable {
+    /// No HTTP answer at all: connection refused or reset, DNS, TLS. The text is for the log.
+    case unreachable(String)
+    /// No answer within the upstream timeout.
+    case timeout
+    /// The firewall's 403 HTML page: the upstream is refusing this server for a while.
+    case blocked
+    /// An HTTP status the route cannot use (5xx, or a 4xx it did not expect).
+    case status(Int)
+    /// A 200 whose body is not the JSON the route expects. The text is for the log.
+    case malformed(String)
+    /// The call was cancelled because nobody waits for it any more.
+    case cancelled
+}
+
+/// Where the server gets Met data from: the real API over HTTP(S), or a fixture directory.
+/// Implementations only transport; judging statuses and bodies is `MetClient`'s job.
+public protocol Upstream: Sendable {
+    /// Performs `GET path?query` against the upstream.
+    ///
+    /// - Parameters:
+    ///   - path: a Met path, such as `/public/collection/v1/objects/436535`.
+    ///   - query: query items, already in the order they must be sent.
+    /// - Returns: whatever HTTP answer came back, any status.
+    /// - Throws: `.unreachable`, `.timeout` or `.cancelled` when no HTTP answer arrived.
+    func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply
+
+    /// Where this upstream points, for `/health` and the start-up log.
+    var location: String { get }
+}
