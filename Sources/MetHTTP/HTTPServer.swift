@@ -1,0 +1,124 @@
+import CLibevent
+import Foundation
+import MetCore
+
+/// The HTTP server: one listening socket, `loops` libevent loops on their own threads, all
+/// answering through one `Responder`.
+///
+/// Lifecycle: `start()` once, then `shutdown(gracePeriod:)` once, both from the same ordinary
+/// thread (not a cooperative-pool thread: both block while the loops start or drain).
+public final class HTTPServer: Sendable {
+    /// Where the server ended up listening.
+    public struct Address: Sendable {
+        public let host: String
+        public let port: Int
+
+        /// `http://HOST:PORT`, with IPv6 literals bracketed.
+        public var url: String {
+            let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            return "http://\(shown):\(port)"
+        }
+    }
+
+    private struct State {
+        var socket: ListeningSocket?
+        var loops: [HTTPLoop] = []
+        var finished: [DispatchSemaphore] = []
+    }
+
+    private let configuration: HTTPServerConfiguration
+    private let responder: any Responder
+    private let logger: Logger
+    private let state = Locked(State())
+
+    public init(configuration: HTTPServerConfiguration, responder: any Responder, logger: Logger) {
+        self.configuration = configuration
+        self.responder = responder
+        self.logger = logger
+    }
+
+    /// Binds the socket and starts every loop; returns once all of them accept connections.
+    /// Throws (naming the failing call) if binding or any loop's set-up fails.
+    public func start() throws -> Address {
+        Self.prepareProcess()
+        let socket = try ListeningSocket.bind(host: configuration.host, port: configuration.port)
+        state.withLock { $0.socket = socket }
+        do {
+            for index in 0..<max(1, configuration.loops) {
+                try startLoop(index, descriptor: try socket.duplicate())
+            }
+        } catch {
+            shutdown(gracePeriod: 0)
+            throw error
+        }
+        return Address(host: socket.host, port: socket.port)
+    }
+
+    private func startLoop(_ index: Int, descriptor: CInt) throws {
+        let ready = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<HTTPLoop, Error>?>(nil)
+        let thread = Thread { [configuration, responder, logger] in
+            do {
+                let loop = try HTTPLoop(
+                    index: index, listeningDescriptor: descriptor, configuration: configuration, responder: responder,
+                    logger: logger)
+                outcome.withLock { $0 = .success(loop) }
+                ready.signal()
+                loop.run()
+            } catch {
+                close(descriptor)
+                outcome.withLock { $0 = .failure(error) }
+                ready.signal()
+            }
+            finished.signal()
+        }
+        thread.name = "http-loop-\(index)"
+        thread.start()
+        ready.wait()
+        let loop = try outcome.withLock { $0! }.get()
+        state.withLock {
+            $0.loops.append(loop)
+            $0.finished.append(finished)
+        }
+    }
+
+    /// Stops accepting, lets in-flight requests finish for up to `gracePeriod` seconds, answers
+    /// any still pending with 503 `shutting_down`, then closes every connection and ends the loops.
+    /// Blocks until the loop threads have exited.
+    public func shutdown(gracePeriod: Double) {
+        let (loops, finished, socket) = state.withLock { state in
+            defer {
+                state.loops = []
+                state.finished = []
+                state.socket = nil
+            }
+            return (state.loops, state.finished, state.socket)
+        }
+        socket?.close()
+        for loop in loops { loop.execute { loop.stopAccepting() } }
+        let deadline = Date().addingTimeInterval(gracePeriod)
+        while Date() < deadline, loops.contains(where: { $0.outstanding.load(ordering: .relaxed) > 0 }) {
+            usleep(10_000)
+        }
+        for loop in loops { loop.execute { loop.abandonPending() } }
+        // Give the last replies (including the 503s just queued) a moment to reach their sockets.
+        let flushDeadline = Date().addingTimeInterval(1)
+        while Date() < flushDeadline, loops.contains(where: { $0.outstanding.load(ordering: .relaxed) > 0 }) {
+            usleep(5_000)
+        }
+        for loop in loops { loop.execute { loop.close() } }
+        for semaphore in finished { semaphore.wait() }
+    }
+
+    /// Process-wide settings libevent needs before the first event base: thread support (so
+    /// `event_active` from another thread wakes a loop) and no SIGPIPE on writes to closed sockets.
+    private static func prepareProcess() {
+        _ = processPrepared
+    }
+
+    private static let processPrepared: Bool = {
+        signal(SIGPIPE, SIG_IGN)
+        return evthread_use_pthreads() == 0
+    }()
+}
