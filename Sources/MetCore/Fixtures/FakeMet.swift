@@ -1,0 +1,293 @@
+import Foundation
+
+/// The fake Met Collection API as a `Responder`: answers from a `FixtureArchive` with the real
+/// API's transport habits (chunked, gzip on request, Imperva cookies and headers, no caching
+/// headers), and can misbehave on purpose: added latency, random 503s, and the firewall's 403
+/// block after a burst (API.md §1, §6). `met-fixture-server` serves it over HTTP.
+///
+/// Every request except `GET /__stats` is counted; `/__stats` reports the counts as JSON.
+/// Thread-safe: counters, the block window and the random generator sit in one `Locked`.
+public final class FakeMet: Responder {
+    /// How the fake misbehaves. The defaults behave like a healthy, fast Met.
+    public struct Options: Sendable {
+        /// Seconds to wait before answering each request (except `/__stats`); default 0. When
+        /// above 0, answers come only from the async path, which sleeps without blocking a thread.
+        public var latency: Double
+        /// Fraction of requests, 0…1, answered `503` with a small HTML page; default 0.
+        public var failRate: Double
+        /// After this many requests in the current window, every request gets the firewall's 403
+        /// HTML page for `blockSeconds`; then the count starts again from 0. The window is the
+        /// time since start-up or since the last block ended: the count does not decay on its own.
+        /// nil (the default) never blocks.
+        public var blockAfter: Int?
+        /// How long a block lasts, in seconds; default 60.
+        public var blockSeconds: Double
+        /// Seed of the generator that decides which requests fail; the same seed and request
+        /// order give the same failures. Default 1.
+        public var seed: UInt64
+
+        /// - Precondition: `latency >= 0`, `failRate` in 0…1, `blockAfter` not negative,
+        ///   `blockSeconds >= 0`.
+        public init(
+            latency: Double = 0, failRate: Double = 0, blockAfter: Int? = nil, blockSeconds: Double = 60,
+            seed: UInt64 = 1
+        ) {
+            precondition(latency >= 0, "latency must not be negative")
+            precondition((0...1).contains(failRate), "failRate must be within 0…1")
+            precondition((blockAfter ?? 0) >= 0, "blockAfter must not be negative")
+            precondition(blockSeconds >= 0, "blockSeconds must not be negative")
+            self.latency = latency
+            self.failRate = failRate
+            self.blockAfter = blockAfter
+            self.blockSeconds = blockSeconds
+            self.seed = seed
+        }
+    }
+
+    /// Where the answers come from.
+    public let archive: FixtureArchive
+    /// The misbehaviour settings, fixed for the fake's lifetime.
+    public let options: Options
+    private let time: any TimeSource
+    private let compress: @Sendable ([UInt8]) -> [UInt8]
+    private let state: Locked<State>
+
+    /// The path whose requests report the counters instead of being counted.
+    public static let statsPath = "/__stats"
+
+    /// - Parameters:
+    ///   - archive: the data to serve.
+    ///   - options: latency, failures and blocking.
+    ///   - time: the clock for block windows (seconds since 1970).
+    ///   - compress: gzip encoder used when a request's `Accept-Encoding` mentions gzip
+    ///     (`Gzip.compress` in the server; tests may pass the identity).
+    public init(
+        archive: FixtureArchive, options: Options, time: any TimeSource,
+        compress: @escaping @Sendable ([UInt8]) -> [UInt8]
+    ) {
+        self.archive = archive
+        self.options = options
+        self.time = time
+        self.compress = compress
+        state = Locked(State(random: options.seed))
+    }
+
+    /// Answers at once when there is no latency to simulate (and always for `/__stats`);
+    /// otherwise nil, so the HTTP layer takes the async path. Runs on a loop thread: a search
+    /// over many synthetic records costs milliseconds of CPU here.
+    public func respondImmediately(to request: Request) -> Response? {
+        guard options.latency <= 0 || Self.isStats(request) else { return nil }
+        return answer(request)
+    }
+
+    /// Waits `options.latency` seconds (cut short if the task is cancelled), then answers.
+    public func respond(to request: Request) async -> Response {
+        if options.latency > 0 && !Self.isStats(request) {
+            try? await Task.sleep(for: .seconds(options.latency))
+        }
+        return answer(request)
+    }
+
+    // MARK: Answering
+
+    /// What the firewall and the fault injector decided for one request.
+    private enum Verdict {
+        case blocked
+        case failed
+        case served
+    }
+
+    /// The one place that answers: counts, applies block and failure, then routes.
+    private func answer(_ request: Request) -> Response {
+        if Self.isStats(request) { return statsResponse() }
+        let target = try? RequestTarget(parsing: request.target)
+        let path = target?.path ?? String(request.target.prefix { $0 != "?" })
+        let now = time.now()
+        let (verdict, serial) = state.withLock { state in
+            state.total += 1
+            state.paths[path, default: 0] += 1
+            return (decide(&state, now: now), state.total)
+        }
+
+        switch verdict {
+        case .blocked:
+            let incident = "\(Self.incidentPrefix)-\(Self.token(options.seed, serial))"
+            return decorate(
+                status: 403, contentType: "text/html", body: Array(Self.blockPage(incident: incident).utf8),
+                request: request, serial: serial)
+        case .failed:
+            return decorate(
+                status: 503, contentType: "text/html", body: Array(Self.unavailablePage.utf8), request: request,
+                serial: serial)
+        case .served:
+            break
+        }
+
+        switch request.method {
+        case "GET":
+            break
+        case "OPTIONS":
+            // A CORS preflight, as the Met answers it.
+            var extra = HTTPFields()
+            extra.append("Access-Control-Allow-Methods", "GET, OPTIONS")
+            return decorate(status: 204, contentType: nil, body: [], request: request, serial: serial, extra: extra)
+        default:
+            var extra = HTTPFields()
+            extra.append("Allow", "OPTIONS, GET")
+            return decorate(status: 405, contentType: nil, body: [], request: request, serial: serial, extra: extra)
+        }
+        guard let target else {
+            let reply = UpstreamReply(
+                status: 400, contentType: FixtureArchive.contentType, body: Array(#"{"message":"Bad Request"}"#.utf8))
+            return decorate(reply, request: request, serial: serial)
+        }
+        return decorate(archive.answer(path: target.path, query: target.query), request: request, serial: serial)
+    }
+
+    /// Applies the block window and the failure draw to one counted request. Called under the lock.
+    private func decide(_ state: inout State, now: Double) -> Verdict {
+        if let until = state.blockedUntil {
+            if now < until {
+                state.blocked += 1
+                return .blocked
+            }
+            state.blockedUntil = nil
+            state.windowCount = 0
+        }
+        if let limit = options.blockAfter {
+            if state.windowCount >= limit {
+                state.blockedUntil = now + options.blockSeconds
+                state.blocked += 1
+                return .blocked
+            }
+            state.windowCount += 1
+        }
+        if options.failRate > 0 && state.nextUnit() < options.failRate {
+            state.failed += 1
+            return .failed
+        }
+        return .served
+    }
+
+    private func decorate(_ reply: UpstreamReply, request: Request, serial: Int) -> Response {
+        decorate(
+            status: reply.status, contentType: reply.contentType, body: reply.body, request: request, serial: serial)
+    }
+
+    /// Adds what every Met answer carries: Imperva headers and cookies, CORS, gzip when asked,
+    /// chunked transfer. Never `Cache-Control`, `ETag` or `Last-Modified`.
+    private func decorate(
+        status: Int, contentType: String?, body: [UInt8], request: Request, serial: Int,
+        extra: HTTPFields = HTTPFields()
+    ) -> Response {
+        var headers = HTTPFields()
+        if let contentType { headers.append("Content-Type", contentType) }
+        var body = body
+        if !body.isEmpty, let accepted = request.headers["Accept-Encoding"], accepted.lowercased().contains("gzip") {
+            body = compress(body)
+            headers.append("Content-Encoding", "gzip")
+        }
+        headers.append("Vary", "Origin")
+        headers.append("Access-Control-Allow-Origin", "*")
+        for field in extra { headers.append(field.name, field.value) }
+        headers.append(
+            "Set-Cookie",
+            "visid_incap_\(Self.siteID)=\(Self.token(options.seed, serial)); "
+                + "expires=Fri, 31 Dec 2027 23:59:59 GMT; HttpOnly; path=/; Domain=.metmuseum.org")
+        headers.append(
+            "Set-Cookie",
+            "incap_ses_\(Self.nodeID)_\(Self.siteID)=\(Self.token(options.seed &+ 1, serial)); path=/; "
+                + "Domain=.metmuseum.org")
+        headers.append("X-CDN", "Imperva")
+        headers.append("X-Iinfo", "14-\(serial)-0 0NNN RT(0 0) q(0 -1 -1 -1) r(0 -1)")
+        var response = Response(status: status, headers: headers, body: body)
+        response.isChunked = true
+        return response
+    }
+
+    /// `{"total":N,"blocked":B,"failed":F,"paths":{…}}`, paths sorted. Not counted, never blocked.
+    private func statsResponse() -> Response {
+        let (total, blocked, failed, paths) = state.withLock { ($0.total, $0.blocked, $0.failed, $0.paths) }
+        var json = JSONWriter()
+        json.beginObject()
+        json.member("total", int: total)
+        json.member("blocked", int: blocked)
+        json.member("failed", int: failed)
+        json.key("paths")
+        json.beginObject()
+        for (path, count) in paths.sorted(by: { $0.key < $1.key }) { json.member(path, int: count) }
+        json.endObject()
+        json.endObject()
+        var headers = HTTPFields()
+        headers.append("Content-Type", FixtureArchive.contentType)
+        return Response(status: 200, headers: headers, body: json.bytes)
+    }
+
+    private static func isStats(_ request: Request) -> Bool {
+        request.target == statsPath || request.target.hasPrefix(statsPath + "?")
+    }
+
+    // MARK: Imperva look-alikes
+
+    private static let siteID = 1_662_004
+    private static let nodeID = 1_364
+    private static let incidentPrefix = "877000120"
+
+    /// A cookie or incident token: a hex string that is a pure function of seed and request number.
+    private static func token(_ seed: UInt64, _ serial: Int) -> String {
+        var generator = State.SplitMix(seed: seed ^ UInt64(truncatingIfNeeded: serial) &* 0x9E37_79B9_7F4A_7C15)
+        return String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+    }
+
+    private static func blockPage(incident: String) -> String {
+        """
+        <html style="height:100%"><head><META NAME="ROBOTS" CONTENT="NOINDEX, NOFOLLOW">\
+        <meta name="format-detection" content="telephone=no"><meta name="viewport" content="initial-scale=1.0">\
+        </head><body style="margin:0px;height:100%"><iframe id="main-iframe" \
+        src="/_Incapsula_Resource?SWUDNSAI=31&xinfo=14-0-0%200NNN&incident_id=\(incident)&edet=15" \
+        frameborder=0 width="100%" height="100%" marginheight="0px" marginwidth="0px">\
+        Request unsuccessful. Incapsula incident ID: \(incident)</iframe></body></html>
+        """
+    }
+
+    private static let unavailablePage =
+        "<html><head><title>503 Service Unavailable</title></head>"
+        + "<body><h1>503 Service Unavailable</h1><p>The service is temporarily unavailable.</p></body></html>"
+
+    // MARK: State
+
+    /// Everything that changes per request; only touched under `state`'s lock.
+    private struct State {
+        /// SplitMix64: small, fast and deterministic; enough for choosing which requests fail.
+        struct SplitMix {
+            var seed: UInt64
+
+            mutating func next() -> UInt64 {
+                seed &+= 0x9E37_79B9_7F4A_7C15
+                var z = seed
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return z ^ (z >> 31)
+            }
+        }
+
+        /// Requests counted (everything but `/__stats`), blocked and failed ones included.
+        var total = 0
+        /// Requests answered with the firewall's 403.
+        var blocked = 0
+        /// Requests answered with the injected 503.
+        var failed = 0
+        /// Counted requests per decoded path (no query).
+        var paths: [String: Int] = [:]
+        /// Requests let through since the window opened.
+        var windowCount = 0
+        /// When the current block ends (seconds since 1970), or nil when not blocked.
+        var blockedUntil: Double?
+        var random: SplitMix
+
+        init(random seed: UInt64) { random = SplitMix(seed: seed) }
+
+        /// A uniform draw in [0, 1).
+        mutating func nextUnit() -> Double { Double(random.next() >> 11) * 0x1p-53 }
+    }
+}
