@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@Suite("GET /objects/{id} end to end")
+struct ObjectRouteTests {
+    @Test func servesTheMetsBytesThenHitsTheCache() async throws {
+        let servers = try await Servers.start()
+        let fixture = try Data(contentsOf: BuiltProducts.fixtures.appendingPathComponent(
+            "public/collection/v1/objects/436535.json"))
+
+        let first = try await servers.get("/objects/436535")
+        #expect(first.status == 200)
+        #expect(first.body == fixture)
+        #expect(first.header("Content-Type") == "application/json; charset=utf-8")
+        #expect(first.header("Cache-Status")?.contains("fwd=uri-miss") == true)
+        #expect(first.header("Cache-Control")?.hasPrefix("public, max-age=") == true)
+        #expect(first.header("Age") != nil)
+        #expect(first.header("Set-Cookie") == nil)
+        #expect(first.header("Vary") == nil)
+        #expect(first.header("Access-Control-Allow-Origin") == "*")
+        let etag = try #require(first.header("ETag"))
+        #expect(etag.hasPrefix("\""))
+
+        let second = try await servers.get("/objects/436535")
+        #expect(second.body == fixture)
+        #expect(second.header("Cache-Status")?.contains("hit") == true)
+        #expect(second.header("ETag") == etag)
+
+        let notModified = try await servers.get("/objects/436535", headers: ["If-None-Match": etag])
+        #expect(notModified.status == 304)
+        #expect(notModified.body.isEmpty)
+
+        let head = try await servers.get("/objects/436535", method: "HEAD")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.header("Content-Length") == String(fixture.count))
+
+        let stats = try await servers.upstreamStats()
+        #expect(stats.paths["/public/collection/v1/objects/436535"] == 1)
+    }
+
+    @Test func projectsFields() async throws {
+        let servers = try await Servers.start()
+        let result = try await servers.get("/objects/436535?fields=objectID,title,primaryImageSmall")
+        #expect(result.status == 200)
+        let json = try result.json()
+        #expect(Set(json.keys) == ["objectID", "title", "primaryImageSmall"])
+        #expect(json["objectID"] as? Int == 436535)
+    }
+
+    @Test func notFoundIsAProblemAndIsCached() async throws {
+        let servers = try await Servers.start()
+        for _ in 0..<2 {
+            let result = try await servers.get("/objects/999999999")
+            #expect(result.status == 404)
+            #expect(result.header("Content-Type") == "application/problem+json")
+            let json = try result.json()
+            #expect(json["code"] as? String == "object_not_found")
+            #expect((json["detail"] as? String)?.contains("ObjectID not found") == true)
+        }
+        let stats = try await servers.upstreamStats()
+        #expect(stats.paths["/public/collection/v1/objects/999999999"] == 1)
+    }
+
+    @Test(arguments: ["abc", "0", "-1", "+1", "1.5", "01", "99999999999"])
+    func badIDsAreRejectedWithoutAnUpstreamCall(id: String) async throws {
+        let servers = try await Servers.start()
+        let result = try await servers.get("/objects/\(id)")
+        #expect(result.status == 400)
+        #expect(try result.json()["code"] as? String == "invalid_object_id")
+        #expect(try await servers.upstreamStats().total == 0)
+    }
+
+    @Test func hundredConcurrentMissesMakeOneUpstreamCall() async throws {
+        let servers = try await Servers.start(fake: ["--latency", "300"])
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<100 {
+                group.addTask { try await servers.get("/objects/437980").status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 100)
+        #expect(statuses.allSatisfy { $0 == 200 })
+        let stats = try await servers.upstreamStats()
+        #expect(stats.paths["/public/collection/v1/objects/437980"] == 1)
+        #expect(stats.total == 1)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+@Suite("Upstream failures, limits, hang-ups and shutdown")
+struct ResilienceTests {
+    @Test func outageServesStaleCopiesAndAClearErrorForTheRest() async throws {
+        // --object-ttl 0: every cached object is stale at once, so each request asks the upstream.
+        let servers = try await Servers.start(themet: ["--object-ttl", "0"])
+        let first = try await servers.get("/objects/436535")
+        #expect(first.status == 200)
+
+        servers.fake.stop()
+        let stale = try await servers.get("/objects/436535")
+        #expect(stale.status == 200)
+        #expect(stale.body == first.body)
+        #expect(stale.header("Cache-Status")?.contains("fwd=stale") == true)
+
+        let uncached = try await servers.get("/objects/437980")
+        #expect(uncached.status == 502)
+        #expect(try uncached.json()["code"] as? String == "upstream_unreachable")
+
+        let health = try await servers.get("/health").json()
+        #expect((health["upstream"] as? [String: Any])?["state"] as? String == "unreachable")
+    }
+
+    @Test func upstream5xxIsA503WithoutCaching() async throws {
+        let servers = try await Servers.start(fake: ["--fail-rate", "1"])
+        for _ in 0..<2 {
+            let result = try await servers.get("/objects/436535")
+            #expect(result.status == 503)
+            #expect(try result.json()["code"] as? String == "upstream_unavailable")
+        }
+        #expect(try await servers.upstreamStats().total == 2)
+    }
+
+    @Test func firewallBlockPausesTheUpstream() async throws {
+        let servers = try await Servers.start(fake: ["--block-after", "1", "--block-seconds", "60"])
+        #expect(try await servers.get("/objects/436535").status == 200)
+        let blocked = try await servers.get("/objects/437980")
+        #expect(blocked.status == 503)
+        #expect(try blocked.json()["code"] as? String == "upstream_blocked")
+        #expect(Int(blocked.header("Retry-After") ?? "") ?? 0 > 0)
+        // While blocked: cached objects still answer, and the upstream hears nothing more.
+        #expect(try await servers.get("/objects/436535").status == 200)
+        #expect(try await servers.get("/objects/45734").status == 503)
+        #expect(try await servers.upstreamStats().total == 2)
+        let health = try await servers.get("/health").json()
+        let upstream = health["upstream"] as? [String: Any]
+        #expect(upstream?["state"] as? String == "blocked")
+        #expect(upstream?["blockedUntil"] as? String != nil)
+    }
+
+    @Test func oversizedRequestsGetTheirOwnStatus() async throws {
+        let servers = try await Servers.start()
+        let port = servers.themet.port
+        let longTarget = "/objects/1?fields=" + String(repeating: "a", count: 9_000)
+        let uri = try await RawHTTP.exchange(
+            port: port, request: Array("GET \(longTarget) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+        #expect(String(decoding: uri, as: UTF8.self).hasPrefix("HTTP/1.1 414"))
+        #expect(String(decoding: uri, as: UTF8.self).contains("\"code\":\"uri_too_long\""))
+
+        let bigHeader = "X-Filler: " + String(repeating: "b", count: 20_000)
+        let headers = try await RawHTTP.exchange(
+            port: port, request: Array("GET /health HTTP/1.1\r\nHost: x\r\n\(bigHeader)\r\nConnection: close\r\n\r\n".utf8))
+        #expect(String(decoding: headers, as: UTF8.self).hasPrefix("HTTP/1.1 431"))
+
+        let body = String(repeating: "c", count: 100_000)
+        let post = try await RawHTTP.exchange(
+            port: port,
+            request: Array("POST /objects/1 HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8))
+        #expect(String(decoding: post, as: UTF8.self).hasPrefix("HTTP/1.1 413"))
+    }
+
+    @Test func clientThatHangsUpIsNoticed() async throws {
+        let servers = try await Servers.start(fake: ["--latency", "3000"])
+        _ = try await RawHTTP.exchange(
+            port: servers.themet.port, request: Array("GET /objects/436535 HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+            hangUpAfter: 0.2)
+        var logged = false
+        for _ in 0..<100 where !logged {
+            logged = servers.themet.standardError.contains("/objects/436535 499")
+            if !logged { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(logged, "no 499 access-log line within 2 s: \(servers.themet.standardError)")
+        // The server carries on.
+        #expect(try await servers.get("/health").status == 200)
+    }
+
+    @Test func sigtermFinishesInFlightRequestsAndExitsZero() async throws {
+        let servers = try await Servers.start(fake: ["--latency", "700"])
+        async let slow = servers.get("/objects/436535")
+        try await Task.sleep(for: .milliseconds(200))
+        servers.themet.signal(SIGTERM)
+        let result = try await slow
+        #expect(result.status == 200)
+        #expect(await servers.themet.waitForExit() == 0)
+    }
+
+    @Test func badConfigurationExits64NamingTheFlag() async throws {
+        let process = Process()
+        process.executableURL = BuiltProducts.themet
+        process.arguments = ["serve", "--port", "http"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 64)
+        #expect(text.contains("--port"))
+        #expect(text.split(separator: "\n").count == 1)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Bytes over a plain TCP socket, for what a polite client library will not send: oversized
+/// requests, and clients that hang up early. Runs on its own thread so blocking calls never
+/// stall the cooperative pool.
+enum RawHTTP {
+    /// Connects to 127.0.0.1:`port`, sends `request`, then either reads until the server closes
+    /// (or `readTimeout` passes) and returns what came back, or — with `hangUpAfter` — closes the
+    /// connection after that many seconds without reading.
+    static func exchange(port: Int, request: [UInt8], hangUpAfter: Double? = nil, readTimeout: Double = 10)
+        async throws -> [UInt8]
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try run(port: port, request: request, hangUpAfter: hangUpAfter,
+                    readTimeout: readTimeout) })
+            }
+            thread.start()
+        }
+    }
+
+    private static func run(port: Int, request: [UInt8], hangUpAfter: Double?, readTimeout: Double) throws -> [UInt8] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ProcessFailure("socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw ProcessFailure("connect failed") }
+        var timeout = timeval(tv_sec: Int(readTimeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var sent = 0
+        while sent < request.count {
+            let written = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, request.count - sent, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { break }  // the server may close early on an oversized request
+            sent += written
+        }
+        if let hangUpAfter {
+            Thread.sleep(forTimeInterval: hangUpAfter)
+            return []
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return received
+    }
+}
