@@ -31,7 +31,7 @@ do {
 let logger = Logger(level: configuration.logLevel)
 let service = MetService(
     configuration: configuration, upstream: upstream, time: SystemTime(), logger: logger,
-    openAPI: OpenAPIDocument.bytes)
+    openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
 let server = HTTPServer(configuration: HTTPServerConfiguration(configuration), responder: service, logger: logger)
 
 let address: HTTPServer.Address

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The whole server behind the `Responder` seam: routing, validation, the cache and the upstream.
 /// One instance serves every loop; all of its state is thread-safe.
 public final class MetService: Responder {
@@ -19,6 +17,31 @@ public final class MetService: Responder {
         var fields: Set<String>?
         /// The request's `If-None-Match`, if any.
         var ifNoneMatch: String?
+        /// Whether the client accepts a gzip body (`Accept-Encoding`).
+        var acceptsGzip = false
+
+        /// The presentation of `route` for `request` (its conditional and encoding headers).
+        init(_ route: Route, for request: Request, fields: Set<String>? = nil) {
+            self.route = route
+            self.fields = fields
+            ifNoneMatch = request.headers["If-None-Match"]
+            acceptsGzip = request.headers["Accept-Encoding"].map(Self.acceptsGzip) ?? false
+        }
+
+        /// Whether an `Accept-Encoding` value allows gzip: `gzip` (or `*`) listed with a non-zero q.
+        static func acceptsGzip(_ value: String) -> Bool {
+            var wildcard = false
+            for item in value.split(separator: ",") {
+                let parts = item.split(separator: ";")
+                let coding = (parts.first ?? "").trimmingSpaces().lowercased()
+                let quality = parts.dropFirst().lazy.map { $0.trimmingSpaces() }
+                    .first { $0.lowercased().hasPrefix("q=") }
+                    .flatMap { Double($0.dropFirst(2)) } ?? 1
+                if coding == "gzip" || coding == "x-gzip" { return quality > 0 }
+                if coding == "*" { wildcard = quality > 0 }
+            }
+            return wildcard
+        }
     }
 
     /// The methods every route answers.
@@ -37,16 +60,20 @@ public final class MetService: Responder {
     let upstreamLocation: String
     let startedAt: Double
     private let openAPIDocument: CacheEntry
+    private let compress: (@Sendable ([UInt8]) -> [UInt8])?
 
     /// - Parameters:
     ///   - configuration: cache size, freshness, limits, CORS origin and block cool-down are read from it.
     ///   - upstream: where misses are fetched.
     ///   - time: the clock for freshness and `Age`.
     ///   - openAPI: the bytes served at `/openapi.yaml`.
+    ///   - compress: gzip, to keep a compressed copy of each entry for clients that accept it;
+    ///     nil serves identity bodies only.
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, time: any TimeSource, logger: Logger,
-        openAPI: [UInt8]
+        openAPI: [UInt8], compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
+        self.compress = compress
         cache = MemoryCache(capacity: configuration.cacheSize)
         monitor = UpstreamMonitor(blockCooldown: configuration.blockCooldown)
         client = MetClient(upstream: upstream, monitor: monitor, time: time, logger: logger)
@@ -59,7 +86,7 @@ public final class MetService: Responder {
         startedAt = time.now()
         openAPIDocument = CacheEntry(
             key: "/openapi.yaml", kind: .departments, status: 200, body: openAPI, storedAt: startedAt,
-            policy: FreshnessPolicy())
+            policy: FreshnessPolicy(), compress: compress)
     }
 
     public func respondImmediately(to request: Request) -> Response? {
@@ -95,23 +122,23 @@ public final class MetService: Responder {
             cache.count(.hit)
             return present(cached, presentation, outcome: .hit, at: time.now())
         }
-        let (result, joined) = await flights.run(key) { [client, cache, time, freshness] in
+        let (result, joined) = await flights.run(key) { [client, cache, time, freshness, compress] in
             await client.fetch(resource).map { answer in
                 let entry = CacheEntry(
                     key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
-                    policy: freshness)
+                    policy: freshness, message: answer.message, compress: compress)
                 cache.store(entry)
                 return entry
             }
         }
         let now = time.now()
+        // Only this request's own cancellation (its client left) ends here; the answer goes nowhere.
+        if case .failure(.cancelled) = result { return Response(status: 499) }
+        let outcome: CacheOutcome = joined ? .collapsed : .miss
+        cache.count(outcome)
         switch result {
         case .success(let entry):
-            let outcome: CacheOutcome = joined ? .collapsed : .miss
-            cache.count(outcome)
             return present(entry, presentation, outcome: outcome, at: now)
-        case .failure(.cancelled):
-            return Response(status: 499)
         case .failure(let error):
             if let stale = cached ?? cache.entry(for: key), stale.isUsableWhenStale(at: now) {
                 cache.count(.stale)
@@ -144,27 +171,26 @@ public final class MetService: Responder {
                 .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use GET or HEAD.",
                 headers: ["Allow": Self.allowedMethods])
         }
-        let ifNoneMatch = request.headers["If-None-Match"]
         switch route {
         case .health:
             return .answer(health())
         case .openAPI:
-            return .answer(present(openAPIDocument, Presentation(route: route, ifNoneMatch: ifNoneMatch),
+            return .answer(present(openAPIDocument, Presentation(route, for: request),
                 outcome: .none, at: time.now(), contentType: "application/yaml; charset=utf-8"))
         case .departments:
             try Self.allowOnly([], in: target)
-            return .resource(.departments, Presentation(route: route, ifNoneMatch: ifNoneMatch))
+            return .resource(.departments, Presentation(route, for: request))
         case .object(let text):
             try Self.allowOnly(["fields"], in: target)
             let id = try ObjectID.parse(text)
             let fields = try target.value(of: "fields").map(Self.parseFields)
-            return .resource(.object(id: id), Presentation(route: route, fields: fields, ifNoneMatch: ifNoneMatch))
+            return .resource(.object(id: id), Presentation(route, for: request, fields: fields))
         case .mirrorObject(let text):
-            return mirrorObjectPlan(text, route: route, ifNoneMatch: ifNoneMatch)
+            return mirrorObjectPlan(text, route: route, request: request)
         case .mirrorObjectList:
-            return try mirrorListPlan(target, route: route, ifNoneMatch: ifNoneMatch)
+            return try mirrorListPlan(target, route: route, request: request)
         case .mirrorDepartments:
-            return .resource(.departments, Presentation(route: route, ifNoneMatch: ifNoneMatch))
+            return .resource(.departments, Presentation(route, for: request))
         }
     }
 
@@ -184,11 +210,11 @@ public final class MetService: Responder {
     /// The mirror reads IDs as the Met does: any run of digits (leading zeros included) is an ID;
     /// a sign or a value no object can have is "not found", and anything else "could not parse",
     /// each answered with the Met's own body without asking it.
-    private func mirrorObjectPlan(_ text: String, route: Route, ifNoneMatch: String?) -> Plan {
+    private func mirrorObjectPlan(_ text: String, route: Route, request: Request) -> Plan {
         let digits = text.first == "-" ? text.dropFirst() : text[...]
         let isInteger = !digits.isEmpty && digits.allSatisfy(\.isASCIIDigit)
         if isInteger, text.first != "-", let id = Int(digits), (1...ObjectID.maximum).contains(id) {
-            return .resource(.object(id: id), Presentation(route: route, ifNoneMatch: ifNoneMatch))
+            return .resource(.object(id: id), Presentation(route, for: request))
         }
         let (status, message) = isInteger ? (404, "ObjectID not found") : (400, "could not parse objectID")
         var json = JSONWriter()
@@ -201,7 +227,7 @@ public final class MetService: Responder {
                 body: json.bytes))
     }
 
-    private func mirrorListPlan(_ target: RequestTarget, route: Route, ifNoneMatch: String?) throws(Problem) -> Plan {
+    private func mirrorListPlan(_ target: RequestTarget, route: Route, request: Request) throws(Problem) -> Plan {
         var departmentIds: [Int] = []
         if let text = target.value(of: "departmentIds"), !text.isEmpty {
             var ids = Set<Int>()
@@ -225,7 +251,7 @@ public final class MetService: Responder {
             metadataDate = text
         }
         return .resource(.objectList(departmentIds: departmentIds, metadataDate: metadataDate),
-            Presentation(route: route, ifNoneMatch: ifNoneMatch))
+            Presentation(route, for: request))
     }
 
     /// Turns an entry into the response for `presentation`: the stored bytes (or a projection of
@@ -241,24 +267,33 @@ public final class MetService: Responder {
         if outcome != .none { headers.append("Cache-Status", Self.cacheStatus(outcome, ttl: remaining)) }
 
         if entry.status == 404, !presentation.route.isMirror, case .object(let text) = presentation.route {
-            let message = (try? JSONDecoder().decode(MetClient.MessageBody.self, from: Data(entry.body)))?.message
-                ?? "not found"
-            var problem = Problem(.objectNotFound, "The Met has no object \(text): \(message).")
+            var problem = Problem(.objectNotFound, "The Met has no object \(text): \(entry.message ?? "not found").")
             problem.headers = headers
             return Response(status: 404, headers: problem.response.headers, body: problem.body, cacheOutcome: outcome)
         }
 
         var body = entry.body
         var etag = entry.etag
-        if let fields = presentation.fields, entry.status == 200, let projected = JSONProjection.project(body, fields: fields) {
-            body = projected
-            etag = ETag.strong(for: projected)
+        var gzipped = false
+        if let fields = presentation.fields, entry.status == 200 {
+            if let projected = JSONProjection.project(body, fields: fields) {
+                body = projected
+                etag = ETag.strong(for: projected)
+            }
+        } else if let compressed = entry.gzipped, let compressedETag = entry.gzippedETag {
+            headers.append("Vary", "Accept-Encoding")
+            if presentation.acceptsGzip {
+                body = compressed
+                etag = compressedETag
+                gzipped = true
+            }
         }
         headers.append("ETag", etag)
         if entry.status == 200, let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
             return Response(status: 304, headers: headers, cacheOutcome: outcome)
         }
         headers.append("Content-Type", contentType)
+        if gzipped { headers.append("Content-Encoding", "gzip") }
         return Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
     }
 

@@ -11,6 +11,13 @@ public struct CacheEntry: Sendable {
     public let body: [UInt8]
     /// Strong entity tag of `body`, quoted (`"…"`).
     public let etag: String
+    /// `body` gzip-compressed, when it is worth it (a 200 of at least `Self.gzipThreshold` bytes
+    /// that shrinks), made once when the entry is stored so a hit never compresses.
+    public let gzipped: [UInt8]?
+    /// Strong entity tag of the gzip representation (a different tag, as RFC 9110 requires).
+    public let gzippedETag: String?
+    /// For a negative entry, the Met's 404 message, read once when stored.
+    public let message: String?
     /// When the entry was stored, seconds since 1970.
     public let storedAt: Double
     /// Fresh until this time (seconds since 1970); after it, a request goes to the upstream.
@@ -18,12 +25,30 @@ public struct CacheEntry: Sendable {
     /// After freshness, served only if the upstream fails, until this time.
     public let staleUntil: Double
 
-    public init(key: String, kind: ResourceKind, status: Int, body: [UInt8], storedAt: Double, policy: FreshnessPolicy) {
+    /// Bodies smaller than this are sent as they are: gzip saves little on them.
+    public static let gzipThreshold = 1_024
+
+    /// - Parameters:
+    ///   - message: the Met's 404 message, for a negative entry.
+    ///   - compress: gzip, when responses may be compressed; called once, here, on the caller's thread.
+    public init(
+        key: String, kind: ResourceKind, status: Int, body: [UInt8], storedAt: Double, policy: FreshnessPolicy,
+        message: String? = nil, compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
+    ) {
         self.key = key
         self.kind = kind
         self.status = status
         self.body = body
-        self.etag = ETag.strong(for: body)
+        self.message = message
+        let etag = ETag.strong(for: body)
+        self.etag = etag
+        if status == 200, body.count >= Self.gzipThreshold, let compressed = compress?(body), compressed.count < body.count {
+            gzipped = compressed
+            gzippedETag = String(etag.dropLast()) + "-gzip\""
+        } else {
+            gzipped = nil
+            gzippedETag = nil
+        }
         self.storedAt = storedAt
         self.freshUntil = storedAt + policy.lifetime(of: kind, status: status)
         self.staleUntil = freshUntil + policy.staleIfError
@@ -35,7 +60,7 @@ public struct CacheEntry: Sendable {
     /// Whether the entry may stand in for a failed upstream call at `time`.
     public func isUsableWhenStale(at time: Double) -> Bool { time < staleUntil }
 
-    /// Bytes this entry is charged against the memory tier's bound: body, key and a fixed
+    /// Bytes this entry is charged against the memory tier's bound: both bodies, key and a fixed
     /// overhead for the struct, ETag and LRU bookkeeping.
-    public var cost: Int { body.count + key.utf8.count + 160 }
+    public var cost: Int { body.count + (gzipped?.count ?? 0) + key.utf8.count + 160 }
 }

@@ -6,6 +6,8 @@ public struct CacheableAnswer: Sendable, Equatable {
     public var status: Int
     /// The Met's body, byte for byte.
     public var body: [UInt8]
+    /// For a 404, the Met's `message` (`ObjectID not found` or `Not a valid object`).
+    public var message: String? = nil
 }
 
 /// Calls the upstream for a `MetResource` and judges the answer: validates 200 bodies, keeps the
@@ -50,10 +52,10 @@ public struct MetClient: Sendable {
             if let problem = Self.validationProblem(reply.body, for: resource) { return .failure(.malformed(problem)) }
             return .success(CacheableAnswer(status: 200, body: reply.body))
         case 404 where resource.kind == .object:
-            guard (try? JSONDecoder().decode(MessageBody.self, from: Data(reply.body))) != nil else {
+            guard let error = try? JSONDecoder().decode(MessageBody.self, from: Data(reply.body)) else {
                 return .failure(.malformed("404 without a JSON message"))
             }
-            return .success(CacheableAnswer(status: 404, body: reply.body))
+            return .success(CacheableAnswer(status: 404, body: reply.body, message: error.message))
         case 403 where Self.looksLikeHTML(reply):
             return .failure(.blocked)
         default:
