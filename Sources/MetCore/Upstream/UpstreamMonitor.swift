@@ -1,6 +1,7 @@
 /// The upstream's state as `/health` reports it.
 public enum UpstreamState: Sendable, Equatable {
-    /// The last call got an HTTP answer the server could use (or no call was made yet).
+    /// The last call got an HTTP answer the server could use, no call was made yet, or a
+    /// firewall block has ended.
     case ok
     /// The firewall is blocking this server; no calls are made until the time given
     /// (seconds since 1970).
@@ -56,8 +57,10 @@ public final class UpstreamMonitor: Sendable {
             case .ok, .notFound, .clientError:
                 state.lastFailed = false
             case .blocked:
+                // The block itself is the state while it lasts; once it ends, nothing says the
+                // upstream is failing, so the state returns to ok.
                 state.blockedUntil = time + blockCooldown
-                state.lastFailed = true
+                state.lastFailed = false
                 state.lastError = error
             case .serverError, .unreachable, .timeout, .malformed:
                 state.lastFailed = true

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+@Suite("Canonical cache keys")
+struct CanonicalKeyTests {
+    private static let list = MetResource.basePath + "/objects"
+
+    /// The resource a request is planned to, or nil when it is answered without one.
+    private func plannedResource(for target: String) -> MetResource? {
+        guard case .resource(let resource, _) = Harness().service.plan(for: .get(target)) else { return nil }
+        return resource
+    }
+
+    @Test func resourceKeysAreTheMetPathAndTheSortedQuery() {
+        #expect(MetResource.object(id: 436_535).cacheKey == "/public/collection/v1/objects/436535")
+        #expect(MetResource.departments.cacheKey == "/public/collection/v1/departments")
+        #expect(
+            MetResource.objectList(departmentIds: [], metadataDate: nil).cacheKey == "/public/collection/v1/objects")
+        #expect(
+            MetResource.objectList(departmentIds: [1, 3], metadataDate: "2024-01-02").cacheKey
+                == "/public/collection/v1/objects?departmentIds=1|3&metadataDate=2024-01-02")
+    }
+
+    @Test(arguments: [
+        "?departmentIds=3|1", "?departmentIds=1|3", "?departmentIds=3|1|3|1", "?departmentIds=1%7C3",
+        "?departmentIds=3%7c1", "?departmentIds=1|1|3&ignored=x", "?departmentIds=9&departmentIds=3|1",
+    ])
+    func departmentIdsInAnyOrderOrRepeatedShareOneKey(query: String) throws {
+        let resource = try #require(plannedResource(for: Self.list + query))
+        #expect(resource == .objectList(departmentIds: [1, 3], metadataDate: nil))
+        #expect(resource.cacheKey == Self.list + "?departmentIds=1|3")
+    }
+
+    @Test(arguments: [
+        "?departmentIds=11|3&metadataDate=2024-01-02", "?metadataDate=2024-01-02&departmentIds=3|11",
+    ])
+    func parameterOrderDoesNotChangeTheKey(query: String) throws {
+        let resource = try #require(plannedResource(for: Self.list + query))
+        #expect(resource.cacheKey == Self.list + "?departmentIds=3|11&metadataDate=2024-01-02")
+    }
+
+    @Test(arguments: ["", "?", "?departmentIds=", "?metadataDate=", "?departmentIds=&metadataDate="])
+    func emptyFiltersMeanTheWholeList(query: String) throws {
+        #expect(try #require(plannedResource(for: Self.list + query)).cacheKey == Self.list)
+    }
+
+    @Test func bothDepartmentRoutesShareOneKey() throws {
+        let ours = try #require(plannedResource(for: "/departments"))
+        let mirror = try #require(plannedResource(for: "/public/collection/v1/departments"))
+        #expect(ours == mirror)
+    }
+
+    @Test(arguments: ["0", "-1", "+1", "1||3", "1|", "|1", "a", "1,3", "1 3", "99999999999999999999"])
+    func malformedDepartmentIdsAre400InvalidParameter(value: String) throws {
+        let harness = Harness()
+        let target =
+            Self.list + "?departmentIds=" + (value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        let response = try #require(harness.getImmediately(target))
+        #expect(response.status == 400)
+        #expect(response.problemCode == "invalid_parameter")
+        #expect(try response.jsonObject()["parameter"] as? String == "departmentIds")
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test func equivalentMirrorRequestsShareOneEntryAndOneUpstreamCall() async {
+        let upstream = FakeUpstream([Self.list + "?departmentIds=1|3": .json(Sample.objectList)])
+        let harness = Harness(upstream: upstream)
+        let first = await harness.get(Self.list + "?departmentIds=3|1")
+        let second = await harness.get(Self.list + "?departmentIds=1|3|1")
+        let third = await harness.get(Self.list + "?departmentIds=1%7C3&unknown=1")
+        let statuses: [Int] = [first.status, second.status, third.status]
+        #expect(statuses == [200, 200, 200])
+        #expect(upstream.calls == [Self.list + "?departmentIds=1|3"])
+        #expect(first.body == Array(Sample.objectList.utf8))
+        #expect(third.body == first.body)
+        #expect(third.headers["Cache-Status"]?.hasPrefix("TheMet; hit") == true)
+        #expect(harness.service.cache.statistics.entries == 1)
+    }
+
+    @Test func ourObjectRouteAndTheMirrorShareOneEntry() async {
+        let upstream = FakeUpstream([Sample.objectKey(7): .json(Sample.object(7))])
+        let harness = Harness(upstream: upstream)
+        let ours = await harness.get("/objects/7")
+        let mirror = await harness.get("/public/collection/v1/objects/7")
+        #expect(ours.body == mirror.body)
+        #expect(upstream.calls.count == 1)
+    }
+}

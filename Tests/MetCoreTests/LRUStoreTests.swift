@@ -1,0 +1,163 @@
+import Testing
+
+@testable import MetCore
+
+@Suite("LRU store and memory cache")
+struct LRUStoreTests {
+    /// An entry whose `cost` is exactly `cost` bytes (key of one byte, fixed overhead 160).
+    private func entry(_ key: String, cost: Int, status: Int = 200) -> CacheEntry {
+        let body = Array(repeating: UInt8(ascii: "x"), count: cost - key.utf8.count - 160)
+        return CacheEntry(key: key, kind: .object, status: status, body: body, storedAt: 0, policy: FreshnessPolicy())
+    }
+
+    @Test func entryCostIsBodyKeyAndOverhead() {
+        let entry = CacheEntry(
+            key: "abc", kind: .object, status: 200, body: [1, 2], storedAt: 0, policy: FreshnessPolicy())
+        #expect(entry.cost == 2 + 3 + 160)
+        #expect(self.entry("k", cost: 500).cost == 500)
+    }
+
+    @Test func storesUpToTheByteBound() {
+        var store = LRUStore(capacity: 1_000)
+        let storedA = store.put(entry("a", cost: 400))
+        let storedB = store.put(entry("b", cost: 600))
+        #expect(storedA && storedB)
+        #expect(store.bytes == 1_000)
+        #expect(store.count == 2)
+        #expect(store.evictions == 0)
+    }
+
+    @Test func evictsTheLeastRecentlyUsedFirst() {
+        var store = LRUStore(capacity: 1_000)
+        store.put(entry("a", cost: 300))
+        store.put(entry("b", cost: 300))
+        store.put(entry("c", cost: 300))
+        _ = store.get("a")  // a is now the most recent; b is the oldest
+        store.put(entry("d", cost: 300))
+        #expect(store.get("b") == nil)
+        #expect(store.get("a") != nil)
+        #expect(store.get("c") != nil)
+        #expect(store.get("d") != nil)
+        #expect(store.evictions == 1)
+        #expect(store.bytes == 900)
+    }
+
+    @Test func evictsAsManyAsNeededInAgeOrder() {
+        var store = LRUStore(capacity: 1_000)
+        for key in ["a", "b", "c", "d"] { store.put(entry(key, cost: 250)) }
+        _ = store.get("a")
+        store.put(entry("e", cost: 700))  // needs 450 more bytes: b, c, then d go
+        #expect(store.count == 2)
+        #expect(store.get("a") != nil)
+        #expect(store.get("e") != nil)
+        #expect(store.evictions == 3)
+        #expect(store.bytes == 950)
+    }
+
+    @Test func anEntryLargerThanTheCapacityIsNotStored() {
+        var store = LRUStore(capacity: 1_000)
+        store.put(entry("a", cost: 400))
+        let stored = store.put(entry("huge", cost: 1_001))
+        #expect(!stored)
+        #expect(store.get("huge") == nil)
+        #expect(store.get("a") != nil)
+        #expect(store.bytes == 400)
+        #expect(store.evictions == 0)
+    }
+
+    @Test func anOversizedReplacementDropsTheOldEntry() {
+        var store = LRUStore(capacity: 1_000)
+        store.put(entry("a", cost: 400))
+        let stored = store.put(entry("a", cost: 2_000))
+        #expect(!stored)
+        #expect(store.get("a") == nil)
+        #expect(store.bytes == 0)
+    }
+
+    @Test func replacingAnEntryAdjustsTheBytes() {
+        var store = LRUStore(capacity: 1_000)
+        store.put(entry("a", cost: 400))
+        store.put(entry("b", cost: 300))
+        store.put(entry("a", cost: 200))
+        #expect(store.count == 2)
+        #expect(store.bytes == 500)
+        #expect(store.get("a")?.cost == 200)
+        store.put(entry("a", cost: 700))
+        #expect(store.bytes == 1_000)
+        #expect(store.evictions == 0)
+    }
+
+    @Test func replacingAnEntryMakesItTheMostRecent() {
+        var store = LRUStore(capacity: 1_000)
+        store.put(entry("a", cost: 400))
+        store.put(entry("b", cost: 400))
+        store.put(entry("a", cost: 400))  // b is now the oldest
+        store.put(entry("c", cost: 400))
+        #expect(store.get("b") == nil)
+        #expect(store.get("a") != nil)
+    }
+
+    @Test func freedSlotsAreReusedAndRemovalIsExact() {
+        var store = LRUStore(capacity: 10_000)
+        for round in 0..<50 {
+            store.put(entry("k\(round % 5)", cost: 300 + round))
+            if round % 3 == 0 { store.remove("k\((round + 1) % 5)") }
+        }
+        let held = (0..<5).compactMap { store.get("k\($0)") }
+        #expect(store.count == held.count)
+        #expect(store.bytes == held.reduce(0) { $0 + $1.cost })
+        store.remove("missing")
+        for key in 0..<5 { store.remove("k\(key)") }
+        #expect(store.count == 0)
+        #expect(store.bytes == 0)
+        store.put(entry("again", cost: 500))
+        #expect(store.get("again")?.cost == 500)
+    }
+
+    @Test func memoryCacheReportsItsFigures() {
+        let cache = MemoryCache(capacity: 1_000)
+        cache.store(entry("a", cost: 600))
+        cache.store(entry("b", cost: 600))
+        cache.store(entry("huge", cost: 5_000))
+        for outcome in [CacheOutcome.hit, .hit, .miss, .collapsed, .stale, .none] { cache.count(outcome) }
+        let figures = cache.statistics
+        #expect(figures.entries == 1)
+        #expect(figures.bytes == 600)
+        #expect(figures.capacity == 1_000)
+        #expect(figures.evictions == 1)
+        #expect(figures.hits == 2)
+        #expect(figures.misses == 1)
+        #expect(figures.coalesced == 1)
+        #expect(figures.staleServed == 1)
+        #expect(cache.entry(for: "a") == nil)
+        #expect(cache.entry(for: "b")?.key == "b")
+    }
+
+    @Test func theServiceNeverHoldsMoreThanItsCapacity() async {
+        let upstream = FakeUpstream()
+        for id in 1...40 { upstream.answer(.object(id: id), with: .json(Sample.object(id))) }
+        let harness = Harness(upstream: upstream) { $0.cacheSize = 4_000 }
+        for id in 1...40 { _ = await harness.get("/objects/\(id)") }
+        let figures = harness.service.cache.statistics
+        #expect(figures.bytes <= 4_000)
+        #expect(figures.entries + figures.evictions == 40)
+        #expect(figures.entries > 0)
+        // The newest entry is still there; the first was evicted and is fetched again.
+        _ = await harness.get("/objects/40")
+        _ = await harness.get("/objects/1")
+        #expect(upstream.callCount(for: .object(id: 40)) == 1)
+        #expect(upstream.callCount(for: .object(id: 1)) == 2)
+    }
+
+    @Test func anAnswerTooLargeToKeepIsServedButNotStored() async {
+        let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
+        let harness = Harness(upstream: upstream) { $0.cacheSize = 200 }
+        let first = await harness.get("/objects/1")
+        #expect(first.status == 200)
+        #expect(first.body == Array(Sample.object(1).utf8))
+        #expect(harness.service.cache.statistics.entries == 0)
+        #expect(harness.getImmediately("/objects/1") == nil)
+        _ = await harness.get("/objects/1")
+        #expect(upstream.calls.count == 2)
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+@Suite("Routing, validation and problem documents")
+struct RoutingTests {
+    @Test(arguments: [
+        "/", "/nope", "/objects", "/objects/", "/objects/1/", "/objects/1/extra", "/health/",
+        "/public/collection/v1", "/public/collection/v1/objects/", "/public/collection/v1/search", "/OBJECTS/1",
+    ])
+    func anUnknownPathIs404RouteNotFound(target: String) async throws {
+        let harness = Harness()
+        let response = await harness.get(target)
+        #expect(response.status == 404)
+        #expect(response.problemCode == "route_not_found")
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test func aProblemDocumentHasTheRFC9457Shape() async throws {
+        let response = await Harness().get("/nope")
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        #expect(response.headers["Cache-Control"] == "no-store")
+        let document = try response.jsonObject()
+        #expect(Set(document.keys) == ["type", "title", "status", "detail", "code"])
+        #expect(document["type"] as? String == "urn:themet:problem:route_not_found")
+        #expect(document["title"] as? String == "No such route")
+        #expect(document["status"] as? Int == 404)
+        #expect((document["detail"] as? String)?.contains("/nope") == true)
+        #expect(document["code"] as? String == "route_not_found")
+    }
+
+    @Test(arguments: ProblemCode.allCases)
+    func everyProblemCodeRendersItsStatusTitleAndType(code: ProblemCode) throws {
+        let problem = Problem(code, "Detail with \"quotes\" and\na newline.", parameter: "p")
+        let response = problem.response
+        #expect(response.status == code.status)
+        let document = try response.jsonObject()
+        #expect(document["code"] as? String == code.rawValue)
+        #expect(document["status"] as? Int == code.status)
+        #expect(document["title"] as? String == code.title)
+        #expect(document["type"] as? String == problem.type)
+        #expect(document["detail"] as? String == "Detail with \"quotes\" and\na newline.")
+        #expect(document["parameter"] as? String == "p")
+    }
+
+    @Test(arguments: ["POST", "PUT", "DELETE", "PATCH", "TRACE", "BREW"])
+    func anotherMethodOnAKnownRouteIs405WithAllow(method: String) async throws {
+        let harness = Harness()
+        let response = await harness.service.respond(to: Request(method: method, target: "/objects/1"))
+        #expect(response.status == 405)
+        #expect(response.problemCode == "method_not_allowed")
+        #expect(response.headers["Allow"] == "GET, HEAD, OPTIONS")
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test func anotherMethodOnAnUnknownPathIs404() async {
+        let response = await Harness().service.respond(to: Request(method: "POST", target: "/nope"))
+        #expect(response.status == 404)
+    }
+
+    @Test(arguments: ["/objects/1", "/departments", "/health", "/public/collection/v1/objects", "/openapi.yaml"])
+    func optionsIsAPreflightAnsweredWith204AndCORSHeaders(target: String) async throws {
+        let harness = Harness()
+        let request = Request(
+            method: "OPTIONS", target: target,
+            headers: [
+                "Origin": "https://app.example", "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "If-None-Match, X-Requested-With",
+            ])
+        let response = try #require(harness.service.respondImmediately(to: request))
+        #expect(response.status == 204)
+        #expect(response.body.isEmpty)
+        #expect(response.headers["Access-Control-Allow-Origin"] == "*")
+        #expect(response.headers["Access-Control-Allow-Methods"] == "GET, HEAD, OPTIONS")
+        #expect(response.headers["Access-Control-Allow-Headers"] == "If-None-Match, X-Requested-With")
+        #expect(response.headers["Access-Control-Max-Age"] == "86400")
+        #expect(response.headers["Allow"] == "GET, HEAD, OPTIONS")
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test(arguments: ["", "X-Evil\r\nSet-Cookie: a=b", "<script>"])
+    func aPreflightWithoutUsableRequestedHeadersAllowsTheDefaults(asked: String) throws {
+        let request = Request(
+            method: "OPTIONS", target: "/objects/1", headers: ["Access-Control-Request-Headers": asked])
+        let response = try #require(Harness().service.respondImmediately(to: request))
+        #expect(response.headers["Access-Control-Allow-Headers"] == "Accept, Accept-Encoding, If-None-Match")
+    }
+
+    @Test func everyResponseCarriesTheCORSOrigin() async throws {
+        let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
+        let harness = Harness(upstream: upstream) { $0.corsOrigin = "https://app.example" }
+        let requests: [Request] = [
+            .get("/objects/1"), .get("/objects/1"), .get("/objects/abc"), .get("/nope"), .get("/health"),
+            .get("/openapi.yaml"), Request(method: "DELETE", target: "/objects/1"),
+            Request(method: "OPTIONS", target: "/objects/1"), .get("/public/collection/v1/objects/abc"),
+            .get("/objects/2"),  // the fake has no answer: a 502 problem
+        ]
+        for request in requests {
+            let response = await harness.service.respond(to: request)
+            #expect(response.headers["Access-Control-Allow-Origin"] == "https://app.example", "\(request.target)")
+            #expect(response.headers["Access-Control-Expose-Headers"]?.contains("Cache-Status") == true)
+        }
+        let immediate = try #require(harness.getImmediately("/objects/1"))
+        #expect(immediate.headers["Access-Control-Allow-Origin"] == "https://app.example")
+    }
+
+    @Test(arguments: [
+        "+1", "-1", "0", "01", "1.5", "abc", "99999999999", "2147483648", "1e3", "%201", "%EF%BC%91", "1%20",
+    ])
+    func aMalformedObjectIDIs400InvalidObjectID(id: String) async throws {
+        let harness = Harness()
+        let response = try #require(harness.getImmediately("/objects/\(id)"))
+        #expect(response.status == 400)
+        #expect(response.problemCode == "invalid_object_id")
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test(arguments: [("1", 1), ("2147483647", 2_147_483_647), ("436535", 436_535), ("%34%33", 43)])
+    func aWellFormedObjectIDIsFetchedFromTheMet(text: String, id: Int) async {
+        let harness = Harness()
+        harness.upstream.answer(.object(id: id), with: .json(Sample.object(id)))
+        let response = await harness.get("/objects/\(text)")
+        #expect(response.status == 200)
+        #expect(harness.upstream.calls == [Sample.objectKey(id)])
+    }
+
+    @Test(arguments: [
+        ("/objects/1?foo=1", "foo"), ("/objects/1?fields=title&Fields=x", "Fields"), ("/departments?q=x", "q"),
+        ("/departments?x", "x"),
+    ])
+    func anUnknownParameterIs400UnknownParameter(target: String, parameter: String) async throws {
+        let harness = Harness()
+        let response = try #require(harness.getImmediately(target))
+        #expect(response.status == 400)
+        #expect(response.problemCode == "unknown_parameter")
+        #expect(try response.jsonObject()["parameter"] as? String == parameter)
+    }
+
+    @Test(arguments: [
+        "", ",", "title,", ",title", "title,,objectID", "ti-tle", "title%20", "caf%C3%A9", "a.b",
+        String(repeating: "a", count: 65), (1...65).map { "f\($0)" }.joined(separator: ","),
+    ])
+    func aMalformedFieldsListIs400InvalidParameter(fields: String) async throws {
+        let harness = Harness()
+        let response = try #require(harness.getImmediately("/objects/1?fields=\(fields)"))
+        #expect(response.status == 400)
+        #expect(response.problemCode == "invalid_parameter")
+        #expect(try response.jsonObject()["parameter"] as? String == "fields")
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test(arguments: [
+        "title", "objectID,title,primaryImageSmall", "a_1", (1...64).map { "f\($0)" }.joined(separator: ","),
+    ])
+    func aWellFormedFieldsListIsAccepted(fields: String) throws {
+        #expect(try MetService.parseFields(fields) == Set(fields.split(separator: ",").map(String.init)))
+    }
+
+    private static func limitedHarness() -> Harness {
+        Harness { configuration in
+            configuration.limits.maxURILength = 32
+            configuration.limits.maxHeaderBytes = 64
+            configuration.limits.maxBodyBytes = 8
+        }
+    }
+
+    @Test func aTargetLongerThanTheLimitIs414() throws {
+        let harness = Self.limitedHarness()
+        let atLimit = "/health?pad=" + String(repeating: "a", count: 32 - 12)
+        #expect(try #require(harness.getImmediately(atLimit)).status == 200)
+        let response = try #require(harness.getImmediately(atLimit + "a"))
+        #expect(response.status == 414)
+        #expect(response.problemCode == "uri_too_long")
+    }
+
+    @Test func headerFieldsLargerThanTheLimitAre431() throws {
+        let harness = Self.limitedHarness()
+        // Each field costs name + value + 4 bytes (": " and CRLF).
+        let atLimit: HTTPFields = ["X-Pad": String(repeating: "v", count: 64 - 5 - 4)]
+        #expect(try #require(harness.getImmediately("/health", headers: atLimit)).status == 200)
+        let over: HTTPFields = ["X-Pad": String(repeating: "v", count: 64 - 5 - 4), "A": ""]
+        let response = try #require(harness.getImmediately("/health", headers: over))
+        #expect(response.status == 431)
+        #expect(response.problemCode == "headers_too_large")
+    }
+
+    @Test func aBodyLargerThanTheLimitIs413() throws {
+        let harness = Self.limitedHarness()
+        let atLimit = Request(method: "GET", target: "/health", body: Array(repeating: 0x41, count: 8))
+        #expect(try #require(harness.service.respondImmediately(to: atLimit)).status == 200)
+        let over = Request(method: "POST", target: "/nope", body: Array(repeating: 0x41, count: 9))
+        let response = try #require(harness.service.respondImmediately(to: over))
+        #expect(response.status == 413)
+        #expect(response.problemCode == "body_too_large")
+    }
+
+    @Test(arguments: ["/%zz", "/objects/%"])
+    func aMalformedTargetIs400InvalidRequestTarget(target: String) throws {
+        let response = try #require(Harness().getImmediately(target))
+        #expect(response.status == 400)
+        #expect(response.problemCode == "invalid_request_target")
+    }
+
+    @Test func headIsAnsweredLikeGet() async {
+        let harness = Harness()
+        harness.upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
+        let head = await harness.service.respond(to: Request(method: "HEAD", target: "/objects/1"))
+        let get = await harness.get("/objects/1")
+        #expect(head.status == 200)
+        #expect(head.headers["ETag"] == get.headers["ETag"])
+        #expect(harness.upstream.calls.count == 1)
+    }
+
+    @Test func openAPIDocumentIsServedAsYAMLWithAnETag() throws {
+        let harness = Harness()
+        let response = try #require(harness.getImmediately("/openapi.yaml"))
+        #expect(response.status == 200)
+        #expect(response.body == Harness.openAPI)
+        #expect(response.headers["Content-Type"] == "application/yaml; charset=utf-8")
+        let etag = try #require(response.headers["ETag"])
+        let revalidated = try #require(harness.getImmediately("/openapi.yaml", headers: ["If-None-Match": etag]))
+        #expect(revalidated.status == 304)
+    }
+
+    @Test(arguments: [
+        ("2024-02-29", true), ("2023-02-29", false), ("2000-02-29", true), ("1900-02-29", false),
+        ("1987-05-03", true), ("1987-13-01", false), ("1987-00-10", false), ("1987-04-31", false), ("1987-5-3", false),
+        ("87-05-03", false), ("1987/05/03", false), ("１９８７-05-03", false), ("", false),
+    ])
+    func calendarDatesAreChecked(text: String, valid: Bool) {
+        #expect(MetService.isCalendarDate(text) == valid)
+    }
+}

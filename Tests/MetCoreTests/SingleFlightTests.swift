@@ -1,0 +1,168 @@
+import Testing
+
+@testable import MetCore
+
+@Suite("Single flight: concurrent misses share one upstream call", .timeLimit(.minutes(1)))
+struct SingleFlightTests {
+    private static let key = Sample.objectKey(1)
+
+    private func harness() -> Harness {
+        let upstream = FakeUpstream([Self.key: .json(Sample.object(1))])
+        upstream.hold()
+        return Harness(upstream: upstream)
+    }
+
+    @Test(arguments: [2, 5, 20])
+    func concurrentMissesMakeOneUpstreamCall(requests: Int) async throws {
+        let harness = harness()
+        let responses = await withTaskGroup(of: Response.self) { group in
+            for _ in 0..<requests {
+                group.addTask { await harness.get("/objects/1") }
+            }
+            await harness.upstream.waitForCalls(1)
+            await waitUntil { harness.service.flights.waiterCount(for: Self.key) == requests }
+            harness.upstream.release()
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(harness.upstream.calls == [Self.key])
+        #expect(responses.allSatisfy { $0.status == 200 && $0.body == Array(Sample.object(1).utf8) })
+        let statuses = responses.compactMap { $0.headers["Cache-Status"] }.sorted()
+        #expect(statuses.filter { $0 == "TheMet; fwd=uri-miss; stored" }.count == 1)
+        #expect(statuses.filter { $0 == "TheMet; fwd=uri-miss; collapsed" }.count == requests - 1)
+        let figures = harness.service.cache.statistics
+        #expect(figures.misses == 1)
+        #expect(figures.coalesced == requests - 1)
+        #expect(harness.service.flightsInProgress == 0)
+    }
+
+    @Test func differentKeysDoNotShareACall() async {
+        let harness = harness()
+        harness.upstream.answer(.object(id: 2), with: .json(Sample.object(2)))
+        async let one = harness.get("/objects/1")
+        async let two = harness.get("/objects/2")
+        await harness.upstream.waitForCalls(2)
+        #expect(harness.service.flightsInProgress == 2)
+        harness.upstream.release()
+        #expect(await [one.status, two.status] == [200, 200])
+        #expect(Set(harness.upstream.calls) == [Sample.objectKey(1), Sample.objectKey(2)])
+    }
+
+    @Test func aCancelledWaiterLeavesWhileTheOthersStillGetTheAnswer() async throws {
+        let harness = harness()
+        let leader = Task { await harness.get("/objects/1") }
+        await harness.upstream.waitForCalls(1)
+        let follower = Task { await harness.get("/objects/1") }
+        await waitUntil { harness.service.flights.waiterCount(for: Self.key) == 2 }
+
+        // The first caller started the fetch, but the fetch belongs to every waiter.
+        leader.cancel()
+        let cancelled = await leader.value
+        #expect(cancelled.status == 499)
+        #expect(harness.service.flights.waiterCount(for: Self.key) == 1)
+        #expect(harness.upstream.cancellations.isEmpty)
+
+        harness.upstream.release()
+        let served = await follower.value
+        #expect(served.status == 200)
+        #expect(served.headers["Cache-Status"] == "TheMet; fwd=uri-miss; collapsed")
+        #expect(harness.upstream.calls == [Self.key])
+        #expect(harness.upstream.cancellations.isEmpty)
+        // The answer was stored for later requests too.
+        #expect(harness.getImmediately("/objects/1")?.status == 200)
+    }
+
+    @Test func whenEveryWaiterIsCancelledTheUpstreamCallIsCancelled() async throws {
+        let harness = harness()
+        let first = Task { await harness.get("/objects/1") }
+        let second = Task { await harness.get("/objects/1") }
+        await harness.upstream.waitForCalls(1)
+        await waitUntil { harness.service.flights.waiterCount(for: Self.key) == 2 }
+
+        first.cancel()
+        #expect(await first.value.status == 499)
+        #expect(harness.upstream.cancellations.isEmpty)
+        second.cancel()
+        #expect(await second.value.status == 499)
+        await harness.upstream.waitForCancellations(1)
+        #expect(harness.upstream.cancellations == [Self.key])
+        #expect(harness.service.flightsInProgress == 0)
+        #expect(harness.service.cache.statistics.entries == 0)
+        // The cancelled call is counted, but a cancellation is not an upstream failure worth a warning.
+        await waitUntil { harness.service.monitor.counts.contains { $0 == (.cancelled, 1) } }
+        #expect(!harness.log.lines.contains { $0.hasPrefix("warning:") })
+
+        // The next request starts a new call.
+        harness.upstream.release()
+        let again = await harness.get("/objects/1")
+        #expect(again.status == 200)
+        #expect(again.cacheOutcome == .miss)
+        #expect(harness.upstream.calls == [Self.key, Self.key])
+    }
+
+    @Test func theOnlyWaiterCancelledAtOnceCancelsTheCall() async {
+        // No gap between starting the flight and recording its task: cancelling straight after
+        // the call arrives still reaches the upstream.
+        for _ in 0..<50 {
+            let harness = harness()
+            let only = Task { await harness.get("/objects/1") }
+            await harness.upstream.waitForCalls(1)
+            only.cancel()
+            #expect(await only.value.status == 499)
+            await harness.upstream.waitForCancellations(1)
+            #expect(harness.service.flightsInProgress == 0)
+        }
+    }
+
+    @Test func aRequestCancelledBeforeItStartsMakesNoCall() async {
+        let harness = harness()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await harness.get("/objects/1")
+        }
+        #expect(await task.value.status == 499)
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test func singleFlightRunsOneOperationPerKeyAndReportsWhoJoined() async {
+        let flights = SingleFlight<Int>()
+        let runs = Locked(0)
+        let gate = FakeUpstream([:])
+        gate.hold()
+        let operation: @Sendable () async -> Result<Int, UpstreamError> = {
+            runs.withLock { $0 += 1 }
+            _ = try? await gate.get(path: "/gate", query: [])
+            return .success(42)
+        }
+        async let first = flights.run("k", operation: operation)
+        await gate.waitForCalls(1)
+        async let second = flights.run("k", operation: operation)
+        await waitUntil { flights.waiterCount(for: "k") == 2 }
+        #expect(flights.inFlight == 1)
+        gate.release()
+        let results = await [first, second]
+        #expect(results.map { try? $0.result.get() } == [42, 42])
+        #expect(results.map(\.joined).sorted { !$0 && $1 } == [false, true])
+        #expect(runs.withLock { $0 } == 1)
+        #expect(flights.inFlight == 0)
+        #expect(flights.waiterCount(for: "k") == 0)
+    }
+
+    @Test func aFailureIsSharedByEveryWaiterAndNotRemembered() async {
+        let flights = SingleFlight<Int>()
+        let gate = FakeUpstream([:])
+        gate.hold()
+        let failing: @Sendable () async -> Result<Int, UpstreamError> = {
+            _ = try? await gate.get(path: "/gate", query: [])
+            return .failure(.timeout)
+        }
+        async let first = flights.run("k", operation: failing)
+        await gate.waitForCalls(1)
+        async let second = flights.run("k", operation: failing)
+        await waitUntil { flights.waiterCount(for: "k") == 2 }
+        gate.release()
+        #expect(await [first.result, second.result] == [.failure(.timeout), .failure(.timeout)])
+        let later = await flights.run("k") { .success(7) }
+        #expect(later.result == .success(7))
+        #expect(later.joined == false)
+    }
+}

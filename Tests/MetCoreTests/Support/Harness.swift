@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+/// A `MetService` wired to a fake upstream, a manual clock and a memory log: the whole server
+/// below the HTTP layer, with no sockets.
+struct Harness {
+    let upstream: FakeUpstream
+    let time: ManualTime
+    let log: MemoryLog
+    let configuration: ServerConfiguration
+    let service: MetService
+
+    /// The bytes served at `/openapi.yaml` in tests.
+    static let openAPI = Array("openapi: 3.1.0\ninfo:\n  title: TheMet\n".utf8)
+
+    /// - Parameters:
+    ///   - upstream: the fake the service fetches from.
+    ///   - configure: changes to the default configuration (TTLs, limits, CORS origin).
+    init(upstream: FakeUpstream = FakeUpstream(), configure: (inout ServerConfiguration) -> Void = { _ in }) {
+        var configuration = ServerConfiguration()
+        configure(&configuration)
+        self.upstream = upstream
+        self.time = ManualTime()
+        self.log = MemoryLog()
+        self.configuration = configuration
+        self.service = MetService(
+            configuration: configuration, upstream: upstream, time: time, logger: log.logger(), openAPI: Self.openAPI)
+    }
+
+    /// `GET target` through `respond(to:)`.
+    func get(_ target: String, headers: HTTPFields = HTTPFields()) async -> Response {
+        await service.respond(to: .get(target, headers: headers))
+    }
+
+    /// `GET target` through `respondImmediately(to:)`.
+    func getImmediately(_ target: String, headers: HTTPFields = HTTPFields()) -> Response? {
+        service.respondImmediately(to: .get(target, headers: headers))
+    }
+}
+
+/// Met bodies used across the tests.
+enum Sample {
+    /// An object record as the Met formats it (no spaces), with nested values and a null.
+    static func object(_ id: Int, title: String = "Wheat Field with Cypresses") -> String {
+        #"{"objectID":\#(id),"isHighlight":true,"#
+            + #""primaryImageSmall":"https://images.metmuseum.org/CRDImages/ep/web-large/DT1567.jpg","#
+            + #""title":"\#(title)","artistDisplayName":"Vincent van Gogh","objectDate":"1889","#
+            + #""measurements":[{"elementName":"Overall","elementMeasurements":{"Height":73.2,"Width":93.4}}],"#
+            + #""tags":null,"creditLine":"Purchase, The Annenberg Foundation Gift, 1993"}"#
+    }
+
+    /// The upstream key of object `id`.
+    static func objectKey(_ id: Int) -> String { MetResource.object(id: id).cacheKey }
+
+    /// An object ID list.
+    static let objectList = #"{"total":3,"objectIDs":[436535,45734,1]}"#
+
+    /// The department list.
+    static let departments =
+        #"{"departments":[{"departmentId":1,"displayName":"American Decorative Arts"},"#
+        + #"{"departmentId":11,"displayName":"European Paintings"}]}"#
+}
+
+extension Response {
+    /// The body as UTF-8 text.
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body parsed as a JSON object.
+    func jsonObject(sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let value = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
+        return try #require(
+            value as? [String: Any], "body is not a JSON object: \(text)", sourceLocation: sourceLocation)
+    }
+
+    /// The problem document's `code`, or nil when the body is not a problem.
+    var problemCode: String? {
+        guard headers["Content-Type"] == Response.problemContentType,
+            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        else { return nil }
+        return object["code"] as? String
+    }
+}
+
+/// Yields until `condition` holds. Not a timing: it only lets other tasks run. After very many
+/// tries it records an issue, so a bug fails the test instead of hanging it.
+func waitUntil(
+    _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    for _ in 0..<2_000_000 {
+        if condition() { return }
+        await Task.yield()
+    }
+    Issue.record("the condition never held", sourceLocation: sourceLocation)
+}
