@@ -7,12 +7,13 @@ ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config zlib1g-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build serve demo test test-unit lint clean help
+.PHONY: deps build serve demo test test-unit test-tsan lint clean help
 
 help:
 	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
 	@echo "make demo    start themet with the bundled Fixtures/ as its upstream (offline)"
 	@echo "make test    build and run every test (unit and integration)"
+	@echo "make test-tsan  the same tests under ThreadSanitizer (CI runs both)"
 	@echo "extra flags: make serve ARGS='--log-level debug --cache-size 512MiB'"
 
 ## Installs the Debian packages the build needs, if any are missing.
@@ -40,6 +41,17 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+## The same tests with ThreadSanitizer, on the test process and on the servers it starts; any
+## report (written to .build-tsan/reports) fails the run.
+test-tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
+	THEMET_BIN_DIR="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)" \
+	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan" \
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	@if ls .build-tsan/reports/tsan* >/dev/null 2>&1; then \
+	    cat .build-tsan/reports/tsan*; echo "ThreadSanitizer reported data races"; exit 1; fi
 
 test-unit: deps
 	$(SWIFT) test --filter MetCoreTests

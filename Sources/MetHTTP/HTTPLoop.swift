@@ -16,7 +16,7 @@ final class HTTPLoop: @unchecked Sendable {
     private var wakeEvent: OpaquePointer?
     private let responder: any Responder
     private let logger: Logger
-    private let jobs = Mutex(JobQueue())
+    private let jobs = Locked(JobQueue())
     /// Requests that went async, by ID; loop thread only.
     private var pending: [UInt64: PendingRequest] = [:]
     private var nextID: UInt64 = 0
