@@ -4,11 +4,21 @@ import Foundation
 /// requests, and clients that hang up early. Runs on its own thread so blocking calls never
 /// stall the cooperative pool.
 enum RawHTTP {
+    /// What came back on one connection.
+    struct Exchange: Sendable {
+        /// Every byte the server sent.
+        var bytes: [UInt8]
+        /// Whether the server closed the connection (rather than the read timing out).
+        var closedByServer: Bool
+
+        var text: String { String(decoding: bytes, as: UTF8.self) }
+    }
+
     /// Connects to 127.0.0.1:`port`, sends `request`, then either reads until the server closes
     /// (or `readTimeout` passes) and returns what came back, or — with `hangUpAfter` — closes the
     /// connection after that many seconds without reading.
     static func exchange(port: Int, request: [UInt8], hangUpAfter: Double? = nil, readTimeout: Double = 10)
-        async throws -> [UInt8]
+        async throws -> Exchange
     {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
@@ -19,7 +29,7 @@ enum RawHTTP {
         }
     }
 
-    private static func run(port: Int, request: [UInt8], hangUpAfter: Double?, readTimeout: Double) throws -> [UInt8] {
+    private static func run(port: Int, request: [UInt8], hangUpAfter: Double?, readTimeout: Double) throws -> Exchange {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ProcessFailure("socket failed") }
         defer { close(fd) }
@@ -43,15 +53,15 @@ enum RawHTTP {
         }
         if let hangUpAfter {
             Thread.sleep(forTimeInterval: hangUpAfter)
-            return []
+            return Exchange(bytes: [], closedByServer: false)
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
+            if count == 0 { return Exchange(bytes: received, closedByServer: true) }
+            if count < 0 { return Exchange(bytes: received, closedByServer: errno == ECONNRESET) }
             received.append(contentsOf: buffer[0..<count])
         }
-        return received
     }
 }
