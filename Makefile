@@ -6,13 +6,15 @@ PORT        ?= 8080
 ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config zlib1g-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+CONTRACT_VENV = .build/contract-venv
+SCHEMATHESIS  = schemathesis==4.32.5
 
-.PHONY: deps build serve demo test test-unit test-tsan lint clean help
+.PHONY: deps build serve demo test test-unit test-tsan test-contract lint clean help
 
 help:
 	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
 	@echo "make demo    start themet with the bundled Fixtures/ as its upstream (offline)"
-	@echo "make test    build and run every test (unit and integration)"
+	@echo "make test    build and run every test (unit, integration, contract)"
 	@echo "make test-tsan  the same tests under ThreadSanitizer (CI runs both)"
 	@echo "extra flags: make serve ARGS='--log-level debug --cache-size 512MiB'"
 
@@ -41,6 +43,17 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) test-contract
+
+## The running server against openapi.yaml, with schemathesis (from PyPI, in a venv under .build).
+test-contract: deps $(CONTRACT_VENV)/bin/schemathesis
+	$(SWIFT) build
+	Tests/Contract/run "$$($(SWIFT) build --show-bin-path)" $(CONTRACT_VENV)/bin/schemathesis
+
+$(CONTRACT_VENV)/bin/schemathesis:
+	python3 -m venv $(CONTRACT_VENV) || { \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(CONTRACT_VENV); }
+	$(CONTRACT_VENV)/bin/pip install --quiet --disable-pip-version-check $(SCHEMATHESIS)
 
 ## The same tests with ThreadSanitizer, on the test process and on the servers it starts; any
 ## report (written to .build-tsan/reports) fails the run.
