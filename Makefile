@@ -40,7 +40,7 @@ serve: build
 demo: build
 	.build/release/themet serve --port $(PORT) --upstream Fixtures --data-dir .build/demo-data $(ARGS)
 
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) test-contract

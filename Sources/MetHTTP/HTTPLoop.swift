@@ -27,9 +27,10 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// Creates the loop's event base and evhttp. Must run on the loop's own thread, which then
     /// calls `run()`.
-    init(index: Int, listeningDescriptor: CInt, configuration: HTTPServerConfiguration, responder: any Responder,
-        logger: Logger) throws
-    {
+    init(
+        index: Int, listeningDescriptor: CInt, configuration: HTTPServerConfiguration, responder: any Responder,
+        logger: Logger
+    ) throws {
         guard let base = event_base_new() else { throw HTTPServerError("event_base_new") }
         guard let http = evhttp_new(base) else {
             event_base_free(base)
@@ -49,14 +50,18 @@ final class HTTPLoop: @unchecked Sendable {
         evhttp_set_timeout_tv(http, &timeout)
         // Every method reaches the core, which owns the 405 policy; libevent would send HTML 501s.
         evhttp_set_allowed_methods(http, 0x1FF)
-        evhttp_set_gencb(http, { request, context in
-            guard let request, let context else { return }
-            Unmanaged<HTTPLoop>.fromOpaque(context).takeUnretainedValue().handle(request)
-        }, Unmanaged.passUnretained(self).toOpaque())
+        evhttp_set_gencb(
+            http,
+            { request, context in
+                guard let request, let context else { return }
+                Unmanaged<HTTPLoop>.fromOpaque(context).takeUnretainedValue().handle(request)
+            }, Unmanaged.passUnretained(self).toOpaque())
 
-        wakeEvent = event_new(base, -1, 0, { _, _, context in
-            Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().drainJobs()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        wakeEvent = event_new(
+            base, -1, 0,
+            { _, _, context in
+                Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().drainJobs()
+            }, Unmanaged.passUnretained(self).toOpaque())
         guard wakeEvent != nil else { throw HTTPServerError("event_new") }
         guard let bound = evhttp_accept_socket_with_handle(http, listeningDescriptor) else {
             throw HTTPServerError("evhttp_accept_socket_with_handle")
@@ -102,9 +107,12 @@ final class HTTPLoop: @unchecked Sendable {
     private func handle(_ raw: OpaquePointer) {
         let started = DispatchTime.now().uptimeNanoseconds
         outstanding.add(1, ordering: .relaxed)
-        evhttp_request_set_on_complete_cb(raw, { _, context in
-            Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().outstanding.subtract(1, ordering: .relaxed)
-        }, Unmanaged.passUnretained(self).toOpaque())
+        evhttp_request_set_on_complete_cb(
+            raw,
+            { _, context in
+                Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().outstanding.subtract(
+                    1, ordering: .relaxed)
+            }, Unmanaged.passUnretained(self).toOpaque())
 
         let request = RequestBridge.request(from: raw)
         if let response = responder.respondImmediately(to: request) {

@@ -27,16 +27,18 @@ final class PendingRequest {
         let fd = bufferevent_getfd(bufferEvent)
         guard fd >= 0 else { return }
         let context = Unmanaged.passRetained(self).toOpaque()
-        watch = event_new(base, fd, Int16(EV_READ), { fd, _, context in
-            let pending = Unmanaged<PendingRequest>.fromOpaque(context!).takeUnretainedValue()
-            var byte: UInt8 = 0
-            let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-            if received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-                pending.clientGone = true
-                pending.task?.cancel()
-            }
-            // received > 0: a pipelined request, not a hang-up. The one-shot event stops watching.
-        }, context)
+        watch = event_new(
+            base, fd, Int16(EV_READ),
+            { fd, _, context in
+                let pending = Unmanaged<PendingRequest>.fromOpaque(context!).takeUnretainedValue()
+                var byte: UInt8 = 0
+                let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+                if received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+                    pending.clientGone = true
+                    pending.task?.cancel()
+                }
+                // received > 0: a pipelined request, not a hang-up. The one-shot event stops watching.
+            }, context)
         if watch == nil || event_add(watch, nil) != 0 {
             if let watch { event_free(watch) }
             watch = nil

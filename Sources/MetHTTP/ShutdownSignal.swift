@@ -1,6 +1,6 @@
 import Dispatch
-import MetCore
 import Foundation
+import MetCore
 
 /// Waits for SIGINT or SIGTERM.
 public enum ShutdownSignal {

@@ -38,7 +38,9 @@ struct FixtureServerOptions {
             }
             func number(_ range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
                 guard let number = Double(value), range.contains(number) else {
-                    throw ConfigurationError(flag: flag, reason: "expected a number from \(range.lowerBound) to \(range.upperBound), got '\(value)'")
+                    throw ConfigurationError(
+                        flag: flag,
+                        reason: "expected a number from \(range.lowerBound) to \(range.upperBound), got '\(value)'")
                 }
                 return number
             }

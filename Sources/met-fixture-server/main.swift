@@ -27,7 +27,8 @@ do {
 let logger = Logger(level: .warning)
 let fake = FakeMet(archive: archive, options: options.fake, time: SystemTime(), compress: { Gzip.compress($0) })
 let server = HTTPServer(
-    configuration: HTTPServerConfiguration(host: "127.0.0.1", port: options.port, loops: 1, idleTimeout: 60,
+    configuration: HTTPServerConfiguration(
+        host: "127.0.0.1", port: options.port, loops: 1, idleTimeout: 60,
         limits: RequestLimits()),
     responder: fake, logger: logger)
 let address: HTTPServer.Address

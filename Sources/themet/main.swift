@@ -38,10 +38,13 @@ let address: HTTPServer.Address
 do {
     address = try server.start()
 } catch {
-    FileHandle.standardError.write(Data("themet: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
+    FileHandle.standardError.write(
+        Data("themet: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
     exit(69)
 }
-logger.info("themet \(MetService.version): \(configuration.loops) loop(s), upstream \(upstream.location), data in \(configuration.dataDirectory)")
+logger.info(
+    "themet \(MetService.version): \(configuration.loops) loop(s), upstream \(upstream.location), data in \(configuration.dataDirectory)"
+)
 print("listening on \(address.url)")
 fflush(nil)  // stdout is a pipe under tests; the line must go out now
 

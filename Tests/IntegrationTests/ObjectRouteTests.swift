@@ -5,8 +5,9 @@ import Testing
 struct ObjectRouteTests {
     @Test func servesTheMetsBytesThenHitsTheCache() async throws {
         let servers = try await Servers.start()
-        let fixture = try Data(contentsOf: BuiltProducts.fixtures.appendingPathComponent(
-            "public/collection/v1/objects/436535.json"))
+        let fixture = try Data(
+            contentsOf: BuiltProducts.fixtures.appendingPathComponent(
+                "public/collection/v1/objects/436535.json"))
 
         let first = try await servers.get("/objects/436535")
         #expect(first.status == 200)
@@ -52,8 +53,11 @@ struct ObjectRouteTests {
         }
         let identity = try await servers.get("/objects/436535", headers: ["Accept-Encoding": "identity"])
         #expect(identity.header("Content-Encoding") == nil)
-        #expect(identity.body == (try Data(contentsOf: BuiltProducts.fixtures.appendingPathComponent(
-            "public/collection/v1/objects/436535.json"))))
+        #expect(
+            identity.body
+                == (try Data(
+                    contentsOf: BuiltProducts.fixtures.appendingPathComponent(
+                        "public/collection/v1/objects/436535.json"))))
     }
 
     @Test func projectsFields() async throws {

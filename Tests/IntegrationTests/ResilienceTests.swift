@@ -61,14 +61,17 @@ struct ResilienceTests {
 
         let bigHeader = "X-Filler: " + String(repeating: "b", count: 20_000)
         let headers = try await RawHTTP.exchange(
-            port: port, request: Array("GET /health HTTP/1.1\r\nHost: x\r\n\(bigHeader)\r\nConnection: close\r\n\r\n".utf8))
+            port: port,
+            request: Array("GET /health HTTP/1.1\r\nHost: x\r\n\(bigHeader)\r\nConnection: close\r\n\r\n".utf8))
         #expect(headers.text.hasPrefix("HTTP/1.1 431"))
         #expect(headers.text.contains("application/problem+json"))
 
         let body = String(repeating: "c", count: 100_000)
         let post = try await RawHTTP.exchange(
             port: port,
-            request: Array("POST /objects/1 HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8))
+            request: Array(
+                "POST /objects/1 HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+                    .utf8))
         #expect(post.text.hasPrefix("HTTP/1.1 413"))
         #expect(post.text.contains("\"code\":\"body_too_large\""))
     }

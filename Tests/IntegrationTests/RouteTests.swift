@@ -53,9 +53,11 @@ struct RouteTests {
         #expect(post.header("Allow") == "GET, HEAD, OPTIONS")
         #expect(try post.json()["code"] as? String == "method_not_allowed")
 
-        let preflight = try await servers.get("/objects/1", method: "OPTIONS", headers: [
-            "Origin": "https://app.example", "Access-Control-Request-Method": "GET",
-        ])
+        let preflight = try await servers.get(
+            "/objects/1", method: "OPTIONS",
+            headers: [
+                "Origin": "https://app.example", "Access-Control-Request-Method": "GET",
+            ])
         #expect(preflight.status == 204)
         #expect(preflight.header("Access-Control-Allow-Origin") == "*")
         #expect(preflight.header("Access-Control-Allow-Methods")?.contains("GET") == true)

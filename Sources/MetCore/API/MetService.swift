@@ -34,7 +34,8 @@ public final class MetService: Responder {
             for item in value.split(separator: ",") {
                 let parts = item.split(separator: ";")
                 let coding = (parts.first ?? "").trimmingSpaces().lowercased()
-                let quality = parts.dropFirst().lazy.map { $0.trimmingSpaces() }
+                let quality =
+                    parts.dropFirst().lazy.map { $0.trimmingSpaces() }
                     .first { $0.lowercased().hasPrefix("q=") }
                     .flatMap { Double($0.dropFirst(2)) } ?? 1
                 if coding == "gzip" || coding == "x-gzip" { return quality > 0 }
@@ -175,8 +176,10 @@ public final class MetService: Responder {
         case .health:
             return .answer(health())
         case .openAPI:
-            return .answer(present(openAPIDocument, Presentation(route, for: request),
-                outcome: .none, at: time.now(), contentType: "application/yaml; charset=utf-8"))
+            return .answer(
+                present(
+                    openAPIDocument, Presentation(route, for: request),
+                    outcome: .none, at: time.now(), contentType: "application/yaml; charset=utf-8"))
         case .departments:
             try Self.allowOnly([], in: target)
             return .resource(.departments, Presentation(route, for: request))
@@ -233,7 +236,8 @@ public final class MetService: Responder {
             var ids = Set<Int>()
             for part in text.split(separator: "|", omittingEmptySubsequences: false) {
                 guard let id = Int(part), id > 0, part.allSatisfy(\.isASCIIDigit) else {
-                    throw Problem(.invalidParameter, "departmentIds must be department IDs joined by '|', such as 1|11.",
+                    throw Problem(
+                        .invalidParameter, "departmentIds must be department IDs joined by '|', such as 1|11.",
                         parameter: "departmentIds")
                 }
                 ids.insert(id)
@@ -245,12 +249,18 @@ public final class MetService: Responder {
             guard Self.isCalendarDate(text) else {
                 // The Met's own answer, a bare JSON string (API.md §2).
                 let body = Array(#""Date not valid. Dates must be in the format YYYY-MM-DD e.g. 1987-05-03""#.utf8)
-                return .answer(Response(status: 400, headers: ["Content-Type": Response.jsonContentType,
-                    "Cache-Control": "no-store"], body: body))
+                return .answer(
+                    Response(
+                        status: 400,
+                        headers: [
+                            "Content-Type": Response.jsonContentType,
+                            "Cache-Control": "no-store",
+                        ], body: body))
             }
             metadataDate = text
         }
-        return .resource(.objectList(departmentIds: departmentIds, metadataDate: metadataDate),
+        return .resource(
+            .objectList(departmentIds: departmentIds, metadataDate: metadataDate),
             Presentation(route, for: request))
     }
 
@@ -289,7 +299,8 @@ public final class MetService: Responder {
             }
         }
         headers.append("ETag", etag)
-        if entry.status == 200, let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
+        if entry.status == 200, let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag)
+        {
             return Response(status: 304, headers: headers, cacheOutcome: outcome)
         }
         headers.append("Content-Type", contentType)
@@ -350,9 +361,13 @@ public final class MetService: Responder {
             "Access-Control-Max-Age": "86400",
         ]
         let asked = request.headers["Access-Control-Request-Headers"] ?? ""
-        let isTokenList = asked.utf8.count <= 512
-            && asked.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || "0123456789-_, ".unicodeScalars.contains($0) }
-        headers.append("Access-Control-Allow-Headers",
+        let isTokenList =
+            asked.utf8.count <= 512
+            && asked.unicodeScalars.allSatisfy {
+                $0.properties.isAlphabetic || "0123456789-_, ".unicodeScalars.contains($0)
+            }
+        headers.append(
+            "Access-Control-Allow-Headers",
             !asked.isEmpty && isTokenList ? asked : "Accept, Accept-Encoding, If-None-Match")
         return Response(status: 204, headers: headers)
     }
@@ -360,8 +375,11 @@ public final class MetService: Responder {
     /// Throws `unknown_parameter` for any query parameter not in `allowed`.
     static func allowOnly(_ allowed: Set<String>, in target: RequestTarget) throws(Problem) {
         if let unknown = target.query.first(where: { !allowed.contains($0.name) }) {
-            let known = allowed.isEmpty ? "This route takes no parameters." : "Known: \(allowed.sorted().joined(separator: ", "))."
-            throw Problem(.unknownParameter, "Unknown parameter '\(unknown.name.prefix(60))'. \(known)",
+            let known =
+                allowed.isEmpty
+                ? "This route takes no parameters." : "Known: \(allowed.sorted().joined(separator: ", "))."
+            throw Problem(
+                .unknownParameter, "Unknown parameter '\(unknown.name.prefix(60))'. \(known)",
                 parameter: String(unknown.name.prefix(60)))
         }
     }
@@ -371,10 +389,12 @@ public final class MetService: Responder {
         let names = text.split(separator: ",", omittingEmptySubsequences: false)
         guard (1...64).contains(names.count),
             names.allSatisfy({ name in
-                !name.isEmpty && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+                !name.isEmpty && name.count <= 64
+                    && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
             })
         else {
-            throw Problem(.invalidParameter,
+            throw Problem(
+                .invalidParameter,
                 "fields must be 1 to 64 member names joined by commas, such as objectID,title,primaryImageSmall.",
                 parameter: "fields")
         }

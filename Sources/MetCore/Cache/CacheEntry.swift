@@ -42,7 +42,9 @@ public struct CacheEntry: Sendable {
         self.message = message
         let etag = ETag.strong(for: body)
         self.etag = etag
-        if status == 200, body.count >= Self.gzipThreshold, let compressed = compress?(body), compressed.count < body.count {
+        if status == 200, body.count >= Self.gzipThreshold, let compressed = compress?(body),
+            compressed.count < body.count
+        {
             gzipped = compressed
             gzippedETag = String(etag.dropLast()) + "-gzip\""
         } else {

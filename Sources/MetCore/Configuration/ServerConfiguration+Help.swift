@@ -13,7 +13,8 @@ extension ServerConfiguration {
         for option in options {
             let flag = "  \(option.flag) \(option.placeholder)"
             lines.append(flag.padding(toLength: 30, withPad: " ", startingAt: 0) + option.help)
-            lines.append(String(repeating: " ", count: 30) + "[\(option.environmentVariable); default \(option.defaultText)]")
+            lines.append(
+                String(repeating: " ", count: 30) + "[\(option.environmentVariable); default \(option.defaultText)]")
         }
         lines.append("  --help                      Print this text.")
         lines.append("  --version                   Print the version.")

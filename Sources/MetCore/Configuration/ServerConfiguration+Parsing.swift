@@ -11,7 +11,8 @@ extension ServerConfiguration {
         for option in options {
             if let value = environment[option.environmentVariable] {
                 if let reason = option.apply(&configuration, value) {
-                    throw ConfigurationError(flag: option.flag, reason: "\(reason) (from \(option.environmentVariable))")
+                    throw ConfigurationError(
+                        flag: option.flag, reason: "\(reason) (from \(option.environmentVariable))")
                 }
             }
         }
@@ -102,13 +103,19 @@ extension ServerConfiguration {
             configuration.cacheSize = bytes
             return nil
         },
-        durationOption("--upstream-timeout", "10s", "Longest wait for one upstream answer (then 504).", range: 0.1...600) {
+        durationOption(
+            "--upstream-timeout", "10s", "Longest wait for one upstream answer (then 504).", range: 0.1...600
+        ) {
             $0.upstreamTimeout = $1
         },
-        durationOption("--idle-timeout", "60s", "Idle keep-alive connections and slow clients are closed after this.",
-            range: 1...3_600) { $0.idleTimeout = $1 },
-        durationOption("--shutdown-timeout", "10s", "Time in-flight requests get to finish on SIGINT/SIGTERM.",
-            range: 0...600) { $0.shutdownTimeout = $1 },
+        durationOption(
+            "--idle-timeout", "60s", "Idle keep-alive connections and slow clients are closed after this.",
+            range: 1...3_600
+        ) { $0.idleTimeout = $1 },
+        durationOption(
+            "--shutdown-timeout", "10s", "Time in-flight requests get to finish on SIGINT/SIGTERM.",
+            range: 0...600
+        ) { $0.shutdownTimeout = $1 },
         ConfigurationOption(
             flag: "--cors-origin", placeholder: "ORIGIN", defaultText: "*",
             help: "Access-Control-Allow-Origin sent on every response."
@@ -138,17 +145,25 @@ extension ServerConfiguration {
         durationOption("--departments-ttl", "7d", "How long the department list stays fresh.", range: 0...31_536_000) {
             $0.freshness.departments = $1
         },
-        durationOption("--not-found-ttl", "1h", "How long a Met 404 is remembered (negative caching).",
-            range: 0...31_536_000) { $0.freshness.notFound = $1 },
-        durationOption("--stale-if-error", "7d", "How long past freshness an entry may stand in for a failed upstream.",
-            range: 0...31_536_000) { $0.freshness.staleIfError = $1 },
-        durationOption("--block-cooldown", "60s", "Pause for all upstream calls after the Met's firewall answers 403.",
-            range: 1...86_400) { $0.blockCooldown = $1 },
+        durationOption(
+            "--not-found-ttl", "1h", "How long a Met 404 is remembered (negative caching).",
+            range: 0...31_536_000
+        ) { $0.freshness.notFound = $1 },
+        durationOption(
+            "--stale-if-error", "7d", "How long past freshness an entry may stand in for a failed upstream.",
+            range: 0...31_536_000
+        ) { $0.freshness.staleIfError = $1 },
+        durationOption(
+            "--block-cooldown", "60s", "Pause for all upstream calls after the Met's firewall answers 403.",
+            range: 1...86_400
+        ) { $0.blockCooldown = $1 },
         sizeOption("--max-uri-length", "8KiB", "Longest request target (414 beyond).", range: 256...1_048_576) {
             $0.limits.maxURILength = $1
         },
-        sizeOption("--max-header-size", "16KiB", "Most bytes of request header fields (431 beyond).",
-            range: 1_024...1_048_576) { $0.limits.maxHeaderBytes = $1 },
+        sizeOption(
+            "--max-header-size", "16KiB", "Most bytes of request header fields (431 beyond).",
+            range: 1_024...1_048_576
+        ) { $0.limits.maxHeaderBytes = $1 },
         sizeOption("--max-body-size", "64KiB", "Largest request body (413 beyond).", range: 0...16_777_216) {
             $0.limits.maxBodyBytes = $1
         },

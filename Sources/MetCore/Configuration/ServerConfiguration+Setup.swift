@@ -11,7 +11,8 @@ extension ServerConfiguration {
             do {
                 return try FixtureDirectoryUpstream(directory: path)
             } catch {
-                throw ConfigurationError(flag: "--upstream", reason: "cannot use '\(path)' as a fixture directory: \(error)")
+                throw ConfigurationError(
+                    flag: "--upstream", reason: "cannot use '\(path)' as a fixture directory: \(error)")
             }
         }
     }
@@ -23,7 +24,8 @@ extension ServerConfiguration {
         do {
             try manager.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         } catch {
-            throw ConfigurationError(flag: "--data-dir", reason: "cannot create '\(dataDirectory)': \(error.localizedDescription)")
+            throw ConfigurationError(
+                flag: "--data-dir", reason: "cannot create '\(dataDirectory)': \(error.localizedDescription)")
         }
         guard manager.isWritableFile(atPath: dataDirectory) else {
             throw ConfigurationError(flag: "--data-dir", reason: "'\(dataDirectory)' is not writable")

@@ -55,7 +55,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The defaults, given the environment (for the data directory) and the core count.
     public init(environment: [String: String] = [:], processorCount: Int = 1) {
-        let cacheHome = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let cacheHome =
+            environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.cache" } ?? ".cache")
         dataDirectory = cacheHome + "/themet"
         loops = max(1, processorCount)

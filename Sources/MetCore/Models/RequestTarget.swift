@@ -36,7 +36,8 @@ public struct RequestTarget: Sendable, Equatable {
         }
         var items: [QueryItem] = []
         if let rawQuery {
-            let withoutFragment = rawQuery.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let withoutFragment =
+                rawQuery.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             for pair in withoutFragment.split(separator: "&", omittingEmptySubsequences: true) {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let name = Self.percentDecode(parts[0], plusIsSpace: true),

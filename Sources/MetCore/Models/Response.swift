@@ -27,7 +27,8 @@ public struct Response: Sendable {
     /// uses it, to behave like the real API.
     public var isChunked: Bool = false
 
-    public init(status: Int, headers: HTTPFields = HTTPFields(), body: [UInt8] = [], cacheOutcome: CacheOutcome = .none) {
+    public init(status: Int, headers: HTTPFields = HTTPFields(), body: [UInt8] = [], cacheOutcome: CacheOutcome = .none)
+    {
         self.status = status
         self.headers = headers
         self.body = body

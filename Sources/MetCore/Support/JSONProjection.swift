@@ -44,7 +44,9 @@ public enum JSONProjection {
 
     private static func skipSpace(_ json: [UInt8], _ start: Int) -> Int {
         var index = start
-        while index < json.count, json[index] == 0x20 || json[index] == 0x0A || json[index] == 0x0D || json[index] == 0x09 {
+        while index < json.count,
+            json[index] == 0x20 || json[index] == 0x0A || json[index] == 0x0D || json[index] == 0x09
+        {
             index += 1
         }
         return index

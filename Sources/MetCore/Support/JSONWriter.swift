@@ -8,10 +8,24 @@ public struct JSONWriter: Sendable {
 
     public init() { bytes.reserveCapacity(256) }
 
-    public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); needsComma = false }
-    public mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma = true }
-    public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); needsComma = false }
-    public mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma = true }
+    public mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+    public mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
 
     /// Writes `"name":` and leaves the writer ready for the value.
     public mutating func key(_ name: String) {
@@ -21,10 +35,26 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
-    public mutating func string(_ value: String) { separate(); appendQuoted(value); needsComma = true }
-    public mutating func int(_ value: Int) { separate(); bytes.append(contentsOf: String(value).utf8); needsComma = true }
-    public mutating func bool(_ value: Bool) { separate(); bytes.append(contentsOf: (value ? "true" : "false").utf8); needsComma = true }
-    public mutating func null() { separate(); bytes.append(contentsOf: "null".utf8); needsComma = true }
+    public mutating func string(_ value: String) {
+        separate()
+        appendQuoted(value)
+        needsComma = true
+    }
+    public mutating func int(_ value: Int) {
+        separate()
+        bytes.append(contentsOf: String(value).utf8)
+        needsComma = true
+    }
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        needsComma = true
+    }
+    public mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
 
     /// Writes a finite number; non-finite values (not JSON) become null.
     public mutating func double(_ value: Double) {
@@ -41,9 +71,18 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    public mutating func member(_ name: String, string value: String) { key(name); string(value) }
-    public mutating func member(_ name: String, int value: Int) { key(name); int(value) }
-    public mutating func member(_ name: String, bool value: Bool) { key(name); bool(value) }
+    public mutating func member(_ name: String, string value: String) {
+        key(name)
+        string(value)
+    }
+    public mutating func member(_ name: String, int value: Int) {
+        key(name)
+        int(value)
+    }
+    public mutating func member(_ name: String, bool value: Bool) {
+        key(name)
+        bool(value)
+    }
 
     private mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
@@ -60,7 +99,9 @@ public struct JSONWriter: Sendable {
             case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                bytes.append(contentsOf: [
+                    0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
             default: bytes.append(byte)
             }
         }

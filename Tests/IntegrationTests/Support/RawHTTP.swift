@@ -22,8 +22,12 @@ enum RawHTTP {
     {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result { try run(port: port, request: request, hangUpAfter: hangUpAfter,
-                    readTimeout: readTimeout) })
+                continuation.resume(
+                    with: Result {
+                        try run(
+                            port: port, request: request, hangUpAfter: hangUpAfter,
+                            readTimeout: readTimeout)
+                    })
             }
             thread.start()
         }
@@ -47,7 +51,9 @@ enum RawHTTP {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var sent = 0
         while sent < request.count {
-            let written = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, request.count - sent, Int32(MSG_NOSIGNAL)) }
+            let written = request.withUnsafeBytes {
+                send(fd, $0.baseAddress! + sent, request.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if written <= 0 { break }  // the server may close early on an oversized request
             sent += written
         }

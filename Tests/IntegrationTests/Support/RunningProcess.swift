@@ -33,7 +33,10 @@ final class RunningProcess: Sendable {
                 listening.continuation.yield(nil)
                 return
             }
-            let text = output.withLock { $0 += String(decoding: data, as: UTF8.self); return $0 }
+            let text = output.withLock {
+                $0 += String(decoding: data, as: UTF8.self)
+                return $0
+            }
             if let range = text.range(of: #"listening on http://[^\s]+:(\d+)"#, options: .regularExpression) {
                 listening.continuation.yield(Int(text[range].split(separator: ":").last ?? ""))
             }

@@ -7,7 +7,8 @@ struct Servers: Sendable {
 
     /// Starts the fake Met with `fakeArguments`, then themet against it with `themetArguments`
     /// (plus a fresh data directory and one loop per core).
-    static func start(fake fakeArguments: [String] = [], themet themetArguments: [String] = []) async throws -> Servers {
+    static func start(fake fakeArguments: [String] = [], themet themetArguments: [String] = []) async throws -> Servers
+    {
         let fake = try await RunningProcess(
             BuiltProducts.fixtureServer, ["--port", "0", "--fixtures", BuiltProducts.fixtures.path] + fakeArguments)
         let dataDirectory = FileManager.default.temporaryDirectory
