@@ -223,6 +223,14 @@ struct RoutingTests {
         #expect(revalidated.status == 304)
     }
 
+    @Test func openAPIDocumentNeverAgesWhileTheServerRuns() throws {
+        let harness = Harness()
+        harness.time.advance(by: 10 * 86_400)
+        let response = try #require(harness.getImmediately("/openapi.yaml"))
+        #expect(response.headers["Cache-Control"] == "public, max-age=3600")
+        #expect(response.headers["Age"] == "0")
+    }
+
     @Test(arguments: [
         ("2024-02-29", true), ("2023-02-29", false), ("2000-02-29", true), ("1900-02-29", false),
         ("1987-05-03", true), ("1987-13-01", false), ("1987-00-10", false), ("1987-04-31", false), ("1987-5-3", false),

@@ -86,7 +86,7 @@ public final class MetService: Responder {
         upstreamLocation = upstream.location
         startedAt = time.now()
         openAPIDocument = CacheEntry(
-            key: "/openapi.yaml", kind: .departments, status: 200, body: openAPI, storedAt: startedAt,
+            key: "/openapi.yaml", kind: .document, status: 200, body: openAPI, storedAt: startedAt,
             policy: FreshnessPolicy(), compress: compress)
     }
 
@@ -176,10 +176,11 @@ public final class MetService: Responder {
         case .health:
             return .answer(health())
         case .openAPI:
+            // Presented as of its creation: the document never ages while the process runs.
             return .answer(
                 present(
                     openAPIDocument, Presentation(route, for: request),
-                    outcome: .none, at: time.now(), contentType: "application/yaml; charset=utf-8"))
+                    outcome: .none, at: openAPIDocument.storedAt, contentType: "application/yaml; charset=utf-8"))
         case .departments:
             try Self.allowOnly([], in: target)
             return .resource(.departments, Presentation(route, for: request))

@@ -12,6 +12,9 @@ public struct FreshnessPolicy: Sendable, Equatable {
     /// After freshness ends, how long the entry may still be served if the upstream fails. Default 7 days.
     public var staleIfError: Double = 604_800
 
+    /// How long clients may keep the server's own documents: one hour, not configurable.
+    public static let documentLifetime: Double = 3_600
+
     public init() {}
 
     /// The freshness lifetime of a new entry of `kind` whose upstream status was `status`.
@@ -21,6 +24,7 @@ public struct FreshnessPolicy: Sendable, Equatable {
         case .object: return object
         case .objectList: return objectList
         case .departments: return departments
+        case .document: return Self.documentLifetime
         }
     }
 }

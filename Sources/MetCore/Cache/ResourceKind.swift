@@ -6,4 +6,6 @@ public enum ResourceKind: String, Sendable, CaseIterable {
     case objectList
     /// The department list.
     case departments
+    /// A document the server itself serves (`/openapi.yaml`): it changes only with the build.
+    case document
 }
