@@ -78,6 +78,8 @@ struct ObjectRouteTests {
             let json = try result.json()
             #expect(json["code"] as? String == "object_not_found")
             #expect((json["detail"] as? String)?.contains("ObjectID not found") == true)
+            #expect(result.header("ETag") != nil)
+            #expect(result.header("Cache-Status") != nil)
         }
         let stats = try await servers.upstreamStats()
         #expect(stats.paths["/public/collection/v1/objects/999999999"] == 1)

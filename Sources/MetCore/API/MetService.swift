@@ -280,7 +280,10 @@ public final class MetService: Responder {
         if entry.status == 404, !presentation.route.isMirror, case .object(let text) = presentation.route {
             var problem = Problem(.objectNotFound, "The Met has no object \(text): \(entry.message ?? "not found").")
             problem.headers = headers
-            return Response(status: 404, headers: problem.response.headers, body: problem.body, cacheOutcome: outcome)
+            var response = problem.response
+            response.headers.append("ETag", ETag.strong(for: response.body))
+            response.cacheOutcome = outcome
+            return response
         }
 
         var body = entry.body
