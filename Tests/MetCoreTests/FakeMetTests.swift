@@ -3,16 +3,6 @@ import Testing
 
 @testable import MetCore
 
-/// A clock the test moves by hand (file-private so it cannot clash with other suites' helpers).
-private final class TestTime: TimeSource {
-    private let seconds = Locked<Double>(1_800_000_000)
-
-    func now() -> Double { seconds.withLock { $0 } }
-
-    /// Moves the clock forward by `interval` seconds.
-    func advance(by interval: Double) { seconds.withLock { $0 += interval } }
-}
-
 /// The fixture archive, found from this file's path, loaded once.
 private let archive: FixtureArchive = {
     var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -31,7 +21,9 @@ private let archive: FixtureArchive = {
 private let objectTarget = "/public/collection/v1/objects/436535"
 
 /// A fake with the given options, a manual clock and an identity "compressor".
-private func makeFake(_ options: FakeMet.Options = FakeMet.Options(), time: TestTime = TestTime()) -> FakeMet {
+private func makeFake(_ options: FakeMet.Options = FakeMet.Options(), time: ManualTime = ManualTime(1_800_000_000))
+    -> FakeMet
+{
     FakeMet(archive: archive, options: options, time: time, compress: { $0 })
 }
 
@@ -90,7 +82,7 @@ struct FakeMetTests {
     func compressesWhenTheClientAcceptsGzip(acceptEncoding: String) throws {
         let marker: [UInt8] = [0x1F, 0x8B]
         let fake = FakeMet(
-            archive: archive, options: FakeMet.Options(), time: TestTime(), compress: { marker + $0 })
+            archive: archive, options: FakeMet.Options(), time: ManualTime(1_800_000_000), compress: { marker + $0 })
         let response = try answer(fake, .get(objectTarget, headers: ["Accept-Encoding": acceptEncoding]))
         #expect(response.headers["Content-Encoding"] == "gzip")
         #expect(response.body == marker + archive.answer(path: objectTarget, query: []).body)
@@ -127,7 +119,7 @@ struct FakeMetTests {
     }
 
     @Test func blocksAfterABurstForBlockSecondsThenCountsAgain() throws {
-        let time = TestTime()
+        let time = ManualTime(1_800_000_000)
         let fake = makeFake(FakeMet.Options(blockAfter: 3, blockSeconds: 60), time: time)
         let first = try (1...3).map { _ in try answer(fake, objectTarget).status }
         #expect(first == [200, 200, 200])
