@@ -194,7 +194,8 @@ struct UpstreamFailureTests {
     ])
     func aBodyOfTheWrongShapeIsMalformed(resource: MetResource, body: String) {
         let client = MetClient(
-            upstream: FakeUpstream(), monitor: UpstreamMonitor(blockCooldown: 60), time: ManualTime(),
+            configuration: ServerConfiguration(), upstream: FakeUpstream(), monitor: UpstreamMonitor(blockCooldown: 60),
+            time: ManualTime(),
             logger: MemoryLog().logger())
         let reply = UpstreamReply(status: 200, contentType: "application/json", body: Array(body.utf8))
         guard case .failure(.malformed) = client.judge(reply, for: resource) else {
@@ -211,7 +212,8 @@ struct UpstreamFailureTests {
     ])
     func aBodyOfTheRightShapeIsAccepted(resource: MetResource, body: String) {
         let client = MetClient(
-            upstream: FakeUpstream(), monitor: UpstreamMonitor(blockCooldown: 60), time: ManualTime(),
+            configuration: ServerConfiguration(), upstream: FakeUpstream(), monitor: UpstreamMonitor(blockCooldown: 60),
+            time: ManualTime(),
             logger: MemoryLog().logger())
         let reply = UpstreamReply(status: 200, contentType: "application/json", body: Array(body.utf8))
         #expect(client.judge(reply, for: resource) == .success(CacheableAnswer(status: 200, body: Array(body.utf8))))

@@ -77,7 +77,8 @@ public final class MetService: Responder {
         self.compress = compress
         cache = MemoryCache(capacity: configuration.cacheSize)
         monitor = UpstreamMonitor(blockCooldown: configuration.blockCooldown)
-        client = MetClient(upstream: upstream, monitor: monitor, time: time, logger: logger)
+        client = MetClient(
+            configuration: configuration, upstream: upstream, monitor: monitor, time: time, logger: logger)
         self.time = time
         self.logger = logger
         freshness = configuration.freshness

@@ -19,7 +19,11 @@ public struct MetClient: Sendable {
     private let time: any TimeSource
     private let logger: Logger
 
-    public init(upstream: any Upstream, monitor: UpstreamMonitor, time: any TimeSource, logger: Logger) {
+    /// - Parameter configuration: the upstream policy (pace, retries, deadlines) is read from it.
+    public init(
+        configuration: ServerConfiguration, upstream: any Upstream, monitor: UpstreamMonitor, time: any TimeSource,
+        logger: Logger
+    ) {
         self.upstream = upstream
         self.monitor = monitor
         self.time = time
