@@ -14,6 +14,7 @@ struct FixtureServerOptions {
     static let usage = """
         usage: met-fixture-server [--port N] [--fixtures DIR] [--latency MS] [--fail-rate R]
                                   [--block-after N] [--block-seconds S] [--synthetic N] [--seed N]
+                                  [--search-api both|v1|v1.1]
 
           --port N           port on 127.0.0.1; 0 (default) picks a free one
           --fixtures DIR     fixture tree (default: Fixtures)
@@ -23,6 +24,8 @@ struct FixtureServerOptions {
           --block-seconds S  ... for S seconds (default 60), then count again
           --synthetic N      Met-shaped records for IDs 1…N that the fixtures lack
           --seed N           seed for --fail-rate's choices (default 1)
+          --search-api G     search generations answered: both (default); v1 (v1.1 search
+                             answers 404, as before 2026); v1.1 (v1 search answers 410, retired)
         GET /__stats reports the requests received.
         """
 
@@ -53,6 +56,11 @@ struct FixtureServerOptions {
             case "--block-seconds": options.fake.blockSeconds = try number(0.001...86_400)
             case "--synthetic": options.synthetic = Int(try number(0...10_000_000))
             case "--seed": options.fake.seed = UInt64(try number(0...1e15))
+            case "--search-api":
+                guard let generations = FakeMet.SearchGenerations(rawValue: value) else {
+                    throw ConfigurationError(flag: flag, reason: "expected both, v1 or v1.1, got '\(value)'")
+                }
+                options.fake.searchAPI = generations
             default: throw ConfigurationError(flag: flag, reason: "unknown flag; see --help")
             }
         }

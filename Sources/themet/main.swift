@@ -3,16 +3,36 @@ import MetCore
 import MetHTTP
 
 // themet: parse the configuration, build the core and the HTTP layer, serve, drain on a signal.
+// `themet search QUERY …` runs one search through the same core and prints it.
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "serve" { arguments.removeFirst() }
+let command = arguments.first == "search" ? "search" : "serve"
+if arguments.first == "serve" || arguments.first == "search" { arguments.removeFirst() }
 if arguments.contains("--help") || arguments.contains("-h") {
-    print(ServerConfiguration.usage)
+    print(command == "search" ? SearchCommand.usage : ServerConfiguration.usage)
     exit(0)
 }
 if arguments.contains("--version") {
     print("themet \(MetService.version)")
     exit(0)
+}
+
+/// Prints `message` as the one line a configuration error gets, and exits 64 (EX_USAGE).
+func exitForUsage(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("themet: \(message)\n".utf8))
+    exit(64)
+}
+
+var searchTarget = ""
+if command == "search" {
+    do {
+        let parsed = try SearchCommand.parse(arguments)
+        searchTarget = parsed.target
+        // Quiet by default: the JSON goes to standard output, so only warnings go to standard error.
+        arguments = ["--log-level", "warning"] + parsed.server
+    } catch {
+        exitForUsage("\(error)")
+    }
 }
 
 let configuration: ServerConfiguration
@@ -24,16 +44,22 @@ do {
     try configuration.prepareDataDirectory()
     upstream = try configuration.makeUpstream()
 } catch {
-    FileHandle.standardError.write(Data("themet: \(error)\n".utf8))
-    exit(64)
+    exitForUsage("\(error)")
 }
 
 let logger = Logger(level: configuration.logLevel)
 let service = MetService(
     configuration: configuration, upstream: upstream, time: SystemTime(), logger: logger,
     openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
-let server = HTTPServer(configuration: HTTPServerConfiguration(configuration), responder: service, logger: logger)
 
+if command == "search" {
+    Task {
+        exit(await SearchCommand.run(target: searchTarget, service: service, pretty: isatty(1) == 1))
+    }
+    dispatchMain()
+}
+
+let server = HTTPServer(configuration: HTTPServerConfiguration(configuration), responder: service, logger: logger)
 let address: HTTPServer.Address
 do {
     address = try server.start()
@@ -43,8 +69,8 @@ do {
     exit(69)
 }
 logger.info(
-    "themet \(MetService.version): \(configuration.loops) loop(s), upstream \(upstream.location), data in \(configuration.dataDirectory)"
-)
+    "themet \(MetService.version): \(configuration.loops) loop(s), upstream \(upstream.location), "
+        + "data in \(configuration.dataDirectory)")
 print("listening on \(address.url)")
 fflush(nil)  // stdout is a pipe under tests; the line must go out now
 

@@ -5,7 +5,8 @@ import Testing
 struct ResilienceTests {
     @Test func outageServesStaleCopiesAndAClearErrorForTheRest() async throws {
         // --object-ttl 0: every cached object is stale at once, so each request asks the upstream.
-        let servers = try await Servers.start(themet: ["--object-ttl", "0"])
+        // No retries: this test is about the stale copy, not about riding out the outage.
+        let servers = try await Servers.start(themet: ["--object-ttl", "0", "--upstream-retries", "0"])
         let first = try await servers.get("/objects/436535")
         #expect(first.status == 200)
 
@@ -24,13 +25,45 @@ struct ResilienceTests {
     }
 
     @Test func upstream5xxIsA503WithoutCaching() async throws {
-        let servers = try await Servers.start(fake: ["--fail-rate", "1"])
+        let servers = try await Servers.start(fake: ["--fail-rate", "1"], themet: ["--upstream-retries", "0"])
         for _ in 0..<2 {
             let result = try await servers.get("/objects/436535")
             #expect(result.status == 503)
             #expect(try result.json()["code"] as? String == "upstream_unavailable")
         }
         #expect(try await servers.upstreamStats().total == 2)
+    }
+
+    @Test func failuresAreRiddenOutByRetries() async throws {
+        let servers = try await Servers.start(
+            fake: ["--fail-rate", "0.3", "--seed", "7"],
+            themet: ["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-retries", "4"])
+        for id in [436535, 437980, 45734, 1, 436533, 63372] {
+            #expect(try await servers.get("/objects/\(id)").status == 200)
+        }
+        let stats = try await servers.upstreamStats()
+        #expect(stats.failed > 0, "the fake failed nothing, so no retry was tested")
+        #expect(stats.total == 6 + stats.failed)  // one extra call per failure, none more
+    }
+
+    @Test func firewallBlockPausesSearchesToo() async throws {
+        // q=cypress costs 3 upstream calls (the search and two objects); the 4th is blocked.
+        let servers = try await Servers.start(
+            fake: ["--block-after", "3", "--block-seconds", "60"],
+            themet: ["--upstream-rate", "1000", "--upstream-burst", "1000"])
+        let first = try await servers.get("/search?q=cypress")
+        #expect(first.status == 200)
+        #expect((try first.json()["objects"] as? [Any])?.count == 2)
+        let blocked = try await servers.get("/objects/45734")
+        #expect(blocked.status == 503)
+        #expect(try blocked.json()["code"] as? String == "upstream_blocked")
+        // During the cool-down: the cached search answers, an uncached one is refused, and the
+        // fake hears nothing more.
+        #expect(try await servers.get("/search?q=cypress").status == 200)
+        let uncached = try await servers.get("/search?q=wheat")
+        #expect(uncached.status == 503)
+        #expect(uncached.header("Retry-After") != nil)
+        #expect(try await servers.upstreamStats().total == 4)
     }
 
     @Test func firewallBlockPausesTheUpstream() async throws {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import MetCore
@@ -30,6 +31,11 @@ struct ConfigurationTests {
         #expect(configuration.freshness.notFound == 3_600)
         #expect(configuration.freshness.staleIfError == 604_800)
         #expect(configuration.blockCooldown == 60)
+        #expect(configuration.upstreamRate == 1)
+        #expect(configuration.upstreamBurst == 3)
+        #expect(configuration.upstreamConcurrency == 2)
+        #expect(configuration.upstreamRetries == 2)
+        #expect(configuration.requestTimeout == 30)
         #expect(configuration.limits == RequestLimits())
         #expect(configuration == ServerConfiguration(environment: ["HOME": "/home/ada"], processorCount: 4))
     }
@@ -82,7 +88,9 @@ struct ConfigurationTests {
             "--cache-size", "64KiB", "--upstream-timeout", "250ms", "--idle-timeout", "5m", "--shutdown-timeout", "0",
             "--cors-origin", "https://app.example", "--log-level", "ERROR", "--object-ttl", "2h", "--list-ttl", "30",
             "--departments-ttl", "7d", "--not-found-ttl", "1.5", "--stale-if-error", "0", "--block-cooldown", "90s",
-            "--max-uri-length", "1K", "--max-header-size", "2KiB", "--max-body-size", "0",
+            "--max-uri-length", "1K", "--max-header-size", "2KiB", "--max-body-size", "0", "--request-timeout", "45s",
+            "--upstream-rate", "0.5", "--upstream-burst", "5", "--upstream-concurrency", "4", "--upstream-retries", "0",
+            "--search-api", "v1.1", "--search-ttl", "10m",
         ])
         #expect(configuration.host == "::1")
         #expect(configuration.port == 0)
@@ -104,6 +112,13 @@ struct ConfigurationTests {
         #expect(configuration.limits.maxURILength == 1_024)
         #expect(configuration.limits.maxHeaderBytes == 2_048)
         #expect(configuration.limits.maxBodyBytes == 0)
+        #expect(configuration.requestTimeout == 45)
+        #expect(configuration.upstreamRate == 0.5)
+        #expect(configuration.upstreamBurst == 5)
+        #expect(configuration.upstreamConcurrency == 4)
+        #expect(configuration.upstreamRetries == 0)
+        #expect(configuration.searchAPI == .v1_1)
+        #expect(configuration.freshness.search == 600)
     }
 
     /// One bad value per option; the test below fails if an option is added without one.
@@ -128,6 +143,13 @@ struct ConfigurationTests {
         "--max-uri-length": "100",
         "--max-header-size": "2M",
         "--max-body-size": "17M",
+        "--request-timeout": "0",
+        "--upstream-rate": "0",
+        "--upstream-burst": "0",
+        "--upstream-concurrency": "65",
+        "--upstream-retries": "-1",
+        "--search-api": "v2",
+        "--search-ttl": "2y",
     ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
@@ -258,5 +280,29 @@ struct ConfigurationTests {
     func unusableUpstreamOriginsAreRejected(value: String) {
         let error = #expect(throws: ConfigurationError.self) { try parse(["--upstream=\(value)"]) }
         #expect(error?.flag == "--upstream")
+    }
+}
+
+@Suite("The README's configuration table")
+struct ReadmeConfigurationTableTests {
+    /// The README at the repository root, found from this file's path.
+    static let readme: String = {
+        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+            url.deleteLastPathComponent()
+        }
+        return (try? String(contentsOf: url.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+    }()
+
+    @Test(arguments: ServerConfiguration.options.map(\.flag))
+    func listsEveryOptionWithItsVariable(flag: String) throws {
+        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
+        #expect(Self.readme.contains("| `\(flag)` | `\(option.environmentVariable)` |"))
+    }
+
+    @Test func listsTheOptionsInTheTableOrder() {
+        let positions = ServerConfiguration.options.compactMap { Self.readme.range(of: "| `\($0.flag)` |")?.lowerBound }
+        #expect(positions.count == ServerConfiguration.options.count)
+        #expect(positions == positions.sorted())
     }
 }

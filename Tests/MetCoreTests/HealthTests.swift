@@ -23,7 +23,10 @@ struct HealthTests {
         #expect(document["uptimeSeconds"] as? Int == 12)
 
         let upstream = try #require(document["upstream"] as? [String: Any])
-        #expect(Set(upstream.keys) == ["location", "state", "blockedUntil", "lastError", "calls"])
+        #expect(
+            Set(upstream.keys) == [
+                "location", "state", "blockedUntil", "lastError", "calls", "blockCooldownSeconds", "pacer",
+            ])
         #expect(upstream["location"] as? String == "fake upstream")
         #expect(upstream["state"] as? String == "ok")
         #expect(upstream["blockedUntil"] is NSNull)

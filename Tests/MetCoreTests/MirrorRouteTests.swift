@@ -82,4 +82,16 @@ struct MirrorRouteTests {
         #expect(response.status == 404)
         #expect(response.text == #"{"message":"Not a valid object"}"#)
     }
+
+    @Test(arguments: [
+        "/public/collection/v1/search", "/public/collection/v1/search?q=",
+        "/public/collection/v1/search?isHighlight=true",
+    ])
+    func v1SearchWithoutQIsA400WithoutAskingTheMet(target: String) async {
+        let harness = Harness()
+        let response = await harness.get(target)
+        #expect(response.status == 400)
+        #expect(response.problemCode == "invalid_parameter")
+        #expect(harness.upstream.calls.isEmpty)
+    }
 }

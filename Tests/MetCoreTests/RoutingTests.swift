@@ -7,7 +7,7 @@ import Testing
 struct RoutingTests {
     @Test(arguments: [
         "/", "/nope", "/objects", "/objects/", "/objects/1/", "/objects/1/extra", "/health/",
-        "/public/collection/v1", "/public/collection/v1/objects/", "/public/collection/v1/search", "/OBJECTS/1",
+        "/public/collection/v1", "/public/collection/v1/objects/", "/public/collection/v2/search", "/OBJECTS/1",
     ])
     func anUnknownPathIs404RouteNotFound(target: String) async throws {
         let harness = Harness()

@@ -4,8 +4,9 @@ extension MetService {
     /// The server's version, shown by `/health` and `--version`.
     public static let version = "0.1.0"
 
-    /// `GET /health`: liveness, the upstream's state and the cache's figures. Always 200 while
-    /// the server runs; `status` is `degraded` when the upstream is blocked or failing.
+    /// `GET /health`: liveness, the upstream's state (breaker, cool-down, calls by outcome, the
+    /// pacer's figures) and the cache's figures. Always 200 while the server runs; `status` is
+    /// `degraded` when the upstream is blocked or failing.
     func health() -> Response {
         let now = time.now()
         let state = monitor.state(at: now)
@@ -26,6 +27,20 @@ extension MetService {
         json.key("calls")
         json.beginObject()
         for (outcome, count) in monitor.counts { json.member(outcome.rawValue, int: count) }
+        json.endObject()
+        json.key("blockCooldownSeconds")
+        json.double(monitor.currentCooldown)
+        json.key("pacer")
+        guard let pacer = monitor.pacer?.figures else {
+            preconditionFailure("MetService builds its MetClient in init, and the client installs the pacer")
+        }
+        json.beginObject()
+        json.key("ratePerSecond")
+        json.double(pacer.ratePerSecond)
+        json.member("burst", int: pacer.burst)
+        json.member("concurrency", int: pacer.concurrency)
+        json.member("inFlight", int: pacer.inFlight)
+        json.member("waiting", int: pacer.waiting)
         json.endObject()
         json.endObject()
         json.key("cache")

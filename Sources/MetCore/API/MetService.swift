@@ -7,6 +7,19 @@ public final class MetService: Responder {
         case answer(Response)
         /// The answer is a cache entry for this resource, presented for this route.
         case resource(MetResource, Presentation)
+        /// The answer is a hydrated search page.
+        case search(SearchQuery, Presentation)
+    }
+
+    /// How a resource was obtained.
+    enum Resolution {
+        /// An entry to serve, and how the cache got it (hit, miss, collapsed, or stale because
+        /// the upstream failed).
+        case entry(CacheEntry, CacheOutcome)
+        /// The upstream failed and no stale entry could stand in.
+        case failed(UpstreamError)
+        /// The requesting task was cancelled (its client left).
+        case cancelled
     }
 
     /// How an entry is turned into a response.
@@ -54,7 +67,7 @@ public final class MetService: Responder {
     let flights = SingleFlight<CacheEntry>()
     private let client: MetClient
     let time: any TimeSource
-    private let logger: Logger
+    let logger: Logger
     private let freshness: FreshnessPolicy
     private let limits: RequestLimits
     private let corsOrigin: String
@@ -62,6 +75,16 @@ public final class MetService: Responder {
     let startedAt: Double
     private let openAPIDocument: CacheEntry
     private let compress: (@Sendable ([UInt8]) -> [UInt8])?
+    /// The latest search results (`objects.json`).
+    public let store: SharedStore
+    /// `--search-api`.
+    let searchMode: SearchAPIMode
+    /// The generation `auto` currently uses; it moves when the other one answers 404 or 410.
+    let searchGeneration: Locked<SearchAPI>
+    /// Object fetches that searches started and no longer wait for; bounded by `maxBackgroundFills`.
+    let backgroundFills = Locked(0)
+    /// The most background object fetches at once; beyond it, IDs stay `pending`.
+    static let maxBackgroundFills = 1_000
 
     /// - Parameters:
     ///   - configuration: cache size, freshness, limits, CORS origin and block cool-down are read from it.
@@ -75,6 +98,9 @@ public final class MetService: Responder {
         openAPI: [UInt8], compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
         self.compress = compress
+        store = SharedStore(directory: configuration.dataDirectory, logger: logger)
+        searchMode = configuration.searchAPI
+        searchGeneration = Locked(configuration.searchAPI == .v1 ? .v1 : .v1_1)
         cache = MemoryCache(capacity: configuration.cacheSize)
         monitor = UpstreamMonitor(blockCooldown: configuration.blockCooldown)
         client = MetClient(
@@ -97,9 +123,11 @@ public final class MetService: Responder {
             return finish(response)
         case .resource(let resource, let presentation):
             let now = time.now()
-            guard let entry = cache.entry(for: resource.cacheKey), entry.isFresh(at: now) else { return nil }
+            guard let entry = freshEntry(for: resource, at: now) else { return nil }
             cache.count(.hit)
             return finish(present(entry, presentation, outcome: .hit, at: now))
+        case .search(let query, let presentation):
+            return searchImmediately(query, presentation).map(finish)
         }
     }
 
@@ -109,44 +137,61 @@ public final class MetService: Responder {
             return finish(response)
         case .resource(let resource, let presentation):
             return finish(await fetch(resource, presentation))
+        case .search(let query, let presentation):
+            return finish(await search(query, presentation))
         }
     }
 
     /// Upstream fetches in progress (single-flight keys).
     var flightsInProgress: Int { flights.inFlight }
 
-    /// Answers from a fresh entry, or asks the upstream once for all concurrent requests of the
-    /// same key, falling back to a stale entry when the upstream fails.
-    private func fetch(_ resource: MetResource, _ presentation: Presentation) async -> Response {
+    /// A fresh entry for `resource`, if the memory tier has one. Any thread; never waits.
+    func freshEntry(for resource: MetResource, at now: Double) -> CacheEntry? {
+        guard let entry = cache.entry(for: resource.cacheKey), entry.isFresh(at: now) else { return nil }
+        return entry
+    }
+
+    /// Answers `resource` from the cache, or asks the upstream once for all concurrent requests
+    /// of the same key, falling back to a stale entry when the upstream fails. Counts the outcome.
+    func resolve(_ resource: MetResource) async -> Resolution {
         let key = resource.cacheKey
         let cached = cache.entry(for: key)
         if let cached, cached.isFresh(at: time.now()) {
             cache.count(.hit)
-            return present(cached, presentation, outcome: .hit, at: time.now())
+            return .entry(cached, .hit)
         }
         let (result, joined) = await flights.run(key) { [client, cache, time, freshness, compress] in
             await client.fetch(resource).map { answer in
+                let details = answer.status == 200 ? EntryDetails.read(answer.body, kind: resource.kind) : .none
                 let entry = CacheEntry(
                     key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
-                    policy: freshness, message: answer.message, compress: compress)
+                    policy: freshness, message: answer.message, details: details, compress: compress)
                 cache.store(entry)
                 return entry
             }
         }
-        let now = time.now()
         // Only this request's own cancellation (its client left) ends here; the answer goes nowhere.
-        if case .failure(.cancelled) = result { return Response(status: 499) }
+        if case .failure(.cancelled) = result { return .cancelled }
         let outcome: CacheOutcome = joined ? .collapsed : .miss
         cache.count(outcome)
         switch result {
         case .success(let entry):
-            return present(entry, presentation, outcome: outcome, at: now)
+            return .entry(entry, outcome)
         case .failure(let error):
-            if let stale = cached ?? cache.entry(for: key), stale.isUsableWhenStale(at: now) {
+            if let stale = cached ?? cache.entry(for: key), stale.isUsableWhenStale(at: time.now()) {
                 cache.count(.stale)
-                return present(stale, presentation, outcome: .stale, at: now)
+                return .entry(stale, .stale)
             }
-            return problem(for: error, resource: resource).response
+            return .failed(error)
+        }
+    }
+
+    /// The response for one resource route.
+    private func fetch(_ resource: MetResource, _ presentation: Presentation) async -> Response {
+        switch await resolve(resource) {
+        case .entry(let entry, let outcome): present(entry, presentation, outcome: outcome, at: time.now())
+        case .failed(let error): problem(for: error, resource: resource).response
+        case .cancelled: Response(status: 499)
         }
     }
 
@@ -196,6 +241,15 @@ public final class MetService: Responder {
             return try mirrorListPlan(target, route: route, request: request)
         case .mirrorDepartments:
             return .resource(.departments, Presentation(route, for: request))
+        case .search:
+            return .search(try SearchQuery(target), Presentation(route, for: request))
+        case .mirrorSearch(let api):
+            if api == .v1, (target.value(of: "q") ?? "").isEmpty {
+                // The Met's v1 answers 502 without q (API.md §5): say why here instead of asking it.
+                throw Problem(
+                    .invalidParameter, "q is required: the Met's v1 search fails without it.", parameter: "q")
+            }
+            return .resource(Self.mirrorSearchResource(api, target), Presentation(route, for: request))
         }
     }
 

@@ -4,6 +4,8 @@ enum Route: Equatable {
     case health
     case openAPI
     case departments
+    /// `/search`: hydrated search.
+    case search
     /// `/objects/{id}`, with the ID segment still unparsed.
     case object(String)
     /// `/public/collection/v1/objects/{id}`.
@@ -12,6 +14,8 @@ enum Route: Equatable {
     case mirrorObjectList
     /// `/public/collection/v1/departments`.
     case mirrorDepartments
+    /// `/public/collection/v1/search` or `/public/collection/v1.1/search`.
+    case mirrorSearch(SearchAPI)
 
     /// The route for `path`, or nil when none matches. Trailing slashes do not match.
     init?(path: String) {
@@ -19,6 +23,9 @@ enum Route: Equatable {
         case "/health": self = .health
         case "/openapi.yaml": self = .openAPI
         case "/departments": self = .departments
+        case "/search": self = .search
+        case SearchAPI.v1.path: self = .mirrorSearch(.v1)
+        case SearchAPI.v1_1.path: self = .mirrorSearch(.v1_1)
         case MetResource.basePath + "/objects": self = .mirrorObjectList
         case MetResource.basePath + "/departments": self = .mirrorDepartments
         default:
@@ -35,7 +42,7 @@ enum Route: Equatable {
     /// Whether this route speaks the Met's own dialect (bodies and statuses as the Met sends them).
     var isMirror: Bool {
         switch self {
-        case .mirrorObject, .mirrorObjectList, .mirrorDepartments: true
+        case .mirrorObject, .mirrorObjectList, .mirrorDepartments, .mirrorSearch: true
         default: false
         }
     }

@@ -18,6 +18,8 @@ public struct CacheEntry: Sendable {
     public let gzippedETag: String?
     /// For a negative entry, the Met's 404 message, read once when stored.
     public let message: String?
+    /// What was read from the body when it was stored (an object's summary, an ID list).
+    public let details: EntryDetails
     /// When the entry was stored, seconds since 1970.
     public let storedAt: Double
     /// Fresh until this time (seconds since 1970); after it, a request goes to the upstream.
@@ -30,11 +32,13 @@ public struct CacheEntry: Sendable {
 
     /// - Parameters:
     ///   - message: the Met's 404 message, for a negative entry.
+    ///   - details: what was read from the body (see `EntryDetails.read`).
     ///   - compress: gzip, when responses may be compressed; called once, here, on the caller's thread.
     public init(
         key: String, kind: ResourceKind, status: Int, body: [UInt8], storedAt: Double, policy: FreshnessPolicy,
-        message: String? = nil, compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        message: String? = nil, details: EntryDetails = .none, compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
+        self.details = details
         self.key = key
         self.kind = kind
         self.status = status
@@ -64,5 +68,5 @@ public struct CacheEntry: Sendable {
 
     /// Bytes this entry is charged against the memory tier's bound: both bodies, key and a fixed
     /// overhead for the struct, ETag and LRU bookkeeping.
-    public var cost: Int { body.count + (gzipped?.count ?? 0) + key.utf8.count + 160 }
+    public var cost: Int { body.count + (gzipped?.count ?? 0) + key.utf8.count + details.cost + 160 }
 }

@@ -5,6 +5,8 @@ public struct FreshnessPolicy: Sendable, Equatable {
     public var object: Double = 86_400
     /// Object ID lists: they grow as records change. Default 1 h.
     public var objectList: Double = 3_600
+    /// Upstream search answers (ID lists): the index changes as records do. Default 1 h.
+    public var search: Double = 3_600
     /// The department list: it almost never changes. Default 7 days.
     public var departments: Double = 604_800
     /// A 404 from the Met (negative caching): objects "cycle in and out", so shorter. Default 1 h.
@@ -24,6 +26,7 @@ public struct FreshnessPolicy: Sendable, Equatable {
         case .object: return object
         case .objectList: return objectList
         case .departments: return departments
+        case .search: return search
         case .document: return Self.documentLifetime
         }
     }

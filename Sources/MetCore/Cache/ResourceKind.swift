@@ -6,6 +6,8 @@ public enum ResourceKind: String, Sendable, CaseIterable {
     case objectList
     /// The department list.
     case departments
+    /// One upstream search answer: an ID list (v1) or one page of it (v1.1).
+    case search
     /// A document the server itself serves (`/openapi.yaml`): it changes only with the build.
     case document
 }

@@ -109,6 +109,44 @@ extension ServerConfiguration {
             $0.upstreamTimeout = $1
         },
         durationOption(
+            "--request-timeout", "30s",
+            "Longest one upstream fetch may take, pacing waits and retries included (then 504).", range: 0.1...3_600
+        ) { $0.requestTimeout = $1 },
+        ConfigurationOption(
+            flag: "--upstream-rate", placeholder: "PER_SECOND", defaultText: "1",
+            help: "Upstream requests started per second, on average; the Met's firewall blocks faster clients "
+                + "(one a second runs for hundreds of requests, two a second were blocked)."
+        ) { configuration, value in
+            guard let rate = Double(value), rate.isFinite, (0.01...10_000).contains(rate) else {
+                return "expected requests per second from 0.01 to 10000, got '\(value)'"
+            }
+            configuration.upstreamRate = rate
+            return nil
+        },
+        integerOption(
+            "--upstream-burst", "3", "Upstream requests that may start at once after a quiet spell.", range: 1...1_000
+        ) { $0.upstreamBurst = $1 },
+        integerOption(
+            "--upstream-concurrency", "2", "Most upstream requests in flight at once.", range: 1...64
+        ) { $0.upstreamConcurrency = $1 },
+        integerOption(
+            "--upstream-retries", "2",
+            "Retries after a failed upstream attempt (5xx, no answer, timeout; never a 4xx or a block), "
+                + "with exponential back-off and jitter.",
+            range: 0...10
+        ) { $0.upstreamRetries = $1 },
+        ConfigurationOption(
+            flag: "--search-api", placeholder: "MODE", defaultText: "auto",
+            help: "The Met's search generation: auto (v1.1, falling back to v1 when v1.1 is absent, and back "
+                + "when v1 answers 410), v1 or v1.1."
+        ) { configuration, value in
+            guard let mode = SearchAPIMode(rawValue: value) else {
+                return "expected auto, v1 or v1.1, got '\(value)'"
+            }
+            configuration.searchAPI = mode
+            return nil
+        },
+        durationOption(
             "--idle-timeout", "60s", "Idle keep-alive connections and slow clients are closed after this.",
             range: 1...3_600
         ) { $0.idleTimeout = $1 },
@@ -142,6 +180,10 @@ extension ServerConfiguration {
         durationOption("--list-ttl", "1h", "How long an object ID list stays fresh.", range: 0...31_536_000) {
             $0.freshness.objectList = $1
         },
+        durationOption(
+            "--search-ttl", "1h", "How long an upstream search answer (an ID list) stays fresh.",
+            range: 0...31_536_000
+        ) { $0.freshness.search = $1 },
         durationOption("--departments-ttl", "7d", "How long the department list stays fresh.", range: 0...31_536_000) {
             $0.freshness.departments = $1
         },
@@ -154,7 +196,8 @@ extension ServerConfiguration {
             range: 0...31_536_000
         ) { $0.freshness.staleIfError = $1 },
         durationOption(
-            "--block-cooldown", "60s", "Pause for all upstream calls after the Met's firewall answers 403.",
+            "--block-cooldown", "60s",
+            "Pause for all upstream calls after the Met's firewall answers 403; doubled on a repeat block, up to 15m.",
             range: 1...86_400
         ) { $0.blockCooldown = $1 },
         sizeOption("--max-uri-length", "8KiB", "Longest request target (414 beyond).", range: 256...1_048_576) {
@@ -180,6 +223,20 @@ extension ServerConfiguration {
                     + "seconds (such as 30, 250ms, 5m, 2h, 7d), got '\(value)'"
             }
             set(&configuration, seconds)
+            return nil
+        }
+    }
+
+    private static func integerOption(
+        _ flag: String, _ defaultText: String, _ help: String, range: ClosedRange<Int>,
+        set: @escaping @Sendable (inout ServerConfiguration, Int) -> Void
+    ) -> ConfigurationOption {
+        ConfigurationOption(flag: flag, placeholder: "N", defaultText: defaultText, help: help) {
+            configuration, value in
+            guard let number = Int(value), range.contains(number) else {
+                return "expected an integer from \(range.lowerBound) to \(range.upperBound), got '\(value)'"
+            }
+            set(&configuration, number)
             return nil
         }
     }

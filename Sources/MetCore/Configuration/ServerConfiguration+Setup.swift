@@ -6,7 +6,8 @@ extension ServerConfiguration {
     public func makeUpstream() throws(ConfigurationError) -> any Upstream {
         switch upstream {
         case .origin(let origin):
-            return URLSessionUpstream(origin: origin, timeout: upstreamTimeout)
+            // One connection per pacer slot: every call goes through the pacer, so no more are needed.
+            return URLSessionUpstream(origin: origin, timeout: upstreamTimeout, maxConnections: upstreamConcurrency)
         case .directory(let path):
             do {
                 return try FixtureDirectoryUpstream(directory: path)

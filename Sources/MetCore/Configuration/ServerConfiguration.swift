@@ -48,10 +48,30 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logLevel = LogLevel.info
     /// Freshness per kind and the stale-if-error window.
     public var freshness = FreshnessPolicy()
-    /// Seconds all upstream calls pause after the Met's firewall answers 403. Default 60.
+    /// Seconds all upstream calls pause after the Met's firewall answers 403. Default 60. A repeat
+    /// block doubles the pause, up to `UpstreamMonitor.maximumCooldown` (15 minutes).
     public var blockCooldown = 60.0
+    /// Upstream calls started per second, on average, by the one pacer all calls share. Default 1:
+    /// about one request a second is what the Met's firewall is known to let through for long
+    /// runs, while two a second were blocked after about 80 requests (API.md §6).
+    public var upstreamRate = 1.0
+    /// Upstream calls that may start at once after a quiet spell (the token bucket's size).
+    /// Default 3: a few misses start together, far below the ~30 quick requests that trip the
+    /// firewall, while the long-run pace stays `upstreamRate`.
+    public var upstreamBurst = 3
+    /// The most upstream calls in flight at once. Default 2: a slow answer (a large list can take
+    /// seconds) does not stall every other call, while 4 concurrent calls were blocked (API.md §6).
+    public var upstreamConcurrency = 2
+    /// Retries after a first upstream attempt that failed with a 5xx, no answer or a timeout
+    /// (never a 4xx, a block page or a malformed body). Default 2.
+    public var upstreamRetries = 2
+    /// Seconds one upstream fetch may take in all, pacing waits and retries included, before it
+    /// fails with a timeout (504). Default 30. Each attempt is also bounded by `upstreamTimeout`.
+    public var requestTimeout = 30.0
     /// Request size limits.
     public var limits = RequestLimits()
+    /// Which generation of the Met's search to use. Default `auto`: v1.1, with v1 as a fallback.
+    public var searchAPI = SearchAPIMode.auto
 
     /// The defaults, given the environment (for the data directory) and the core count.
     public init(environment: [String: String] = [:], processorCount: Int = 1) {

@@ -2,12 +2,26 @@ import Foundation
 
 /// The fake Met Collection API as a `Responder`: answers from a `FixtureArchive` with the real
 /// API's transport habits (chunked, gzip on request, Imperva cookies and headers, no caching
-/// headers), and can misbehave on purpose: added latency, random 503s, and the firewall's 403
-/// block after a burst (API.md §1, §6). `met-fixture-server` serves it over HTTP.
+/// headers), and can misbehave on purpose: added latency, random 503s, the firewall's 403 block
+/// after a burst (API.md §1, §6), and either generation of search missing (API.md §5.1).
+/// `met-fixture-server` serves it over HTTP.
 ///
 /// Every request except `GET /__stats` is counted; `/__stats` reports the counts as JSON.
 /// Thread-safe: counters, the block window and the random generator sit in one `Locked`.
 public final class FakeMet: Responder {
+    /// Which generations of the Met's search the fake answers (API.md §5.1).
+    public enum SearchGenerations: String, Sendable, CaseIterable {
+        /// Both `/v1/search` and `/v1.1/search` (the default).
+        case both
+        /// Only `/v1/search`; `/v1.1/search` answers 404, as on the Met before 2026.
+        case v1 = "v1"
+        /// Only `/v1.1/search`; `/v1/search` answers 410 with the retirement notice, as reported
+        /// after 2026-10-01.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        // The Met's own name, v1.1, with the dot that no identifier can hold.
+        case v1_1 = "v1.1"
+    }
+
     /// How the fake misbehaves. The defaults behave like a healthy, fast Met.
     public struct Options: Sendable {
         /// Seconds to wait before answering each request (except `/__stats`); default 0. When
@@ -25,12 +39,14 @@ public final class FakeMet: Responder {
         /// Seed of the generator that decides which requests fail; the same seed and request
         /// order give the same failures. Default 1.
         public var seed: UInt64
+        /// Which search generations answer; default both.
+        public var searchAPI: SearchGenerations
 
         /// - Precondition: `latency >= 0`, `failRate` in 0…1, `blockAfter` not negative,
         ///   `blockSeconds >= 0`.
         public init(
             latency: Double = 0, failRate: Double = 0, blockAfter: Int? = nil, blockSeconds: Double = 60,
-            seed: UInt64 = 1
+            seed: UInt64 = 1, searchAPI: SearchGenerations = .both
         ) {
             precondition(latency >= 0, "latency must not be negative")
             precondition((0...1).contains(failRate), "failRate must be within 0…1")
@@ -41,6 +57,7 @@ public final class FakeMet: Responder {
             self.blockAfter = blockAfter
             self.blockSeconds = blockSeconds
             self.seed = seed
+            self.searchAPI = searchAPI
         }
     }
 
@@ -51,13 +68,19 @@ public final class FakeMet: Responder {
     private let time: any TimeSource
     private let compress: @Sendable ([UInt8]) -> [UInt8]
     private let state: Locked<State>
+    /// The body of v1 search's 410 when `options.searchAPI` is `.v1_1`.
+    private let retiredSearchBody: [UInt8]
 
     /// The path whose requests report the counters instead of being counted.
     public static let statsPath = "/__stats"
+    /// Where, inside the fixture directory, the 410 body of the retired v1 search is kept.
+    public static let retiredSearchFile = "errors/v1-search-retired.json"
 
     /// - Parameters:
-    ///   - archive: the data to serve.
-    ///   - options: latency, failures and blocking.
+    ///   - archive: the data to serve; with `options.searchAPI == .v1_1`, v1 search answers with
+    ///     the body of `retiredSearchFile` in its directory (read here, once; a short notice of
+    ///     the same shape when the file is missing).
+    ///   - options: latency, failures, blocking and the search generations.
     ///   - time: the clock for block windows (seconds since 1970).
     ///   - compress: gzip encoder used when a request's `Accept-Encoding` mentions gzip
     ///     (`Gzip.compress` in the server; tests may pass the identity).
@@ -70,6 +93,17 @@ public final class FakeMet: Responder {
         self.time = time
         self.compress = compress
         state = Locked(State(random: options.seed))
+        let retiredPath = archive.directory + "/" + Self.retiredSearchFile
+        if options.searchAPI == .v1_1, let saved = FileManager.default.contents(atPath: retiredPath) {
+            retiredSearchBody = [UInt8](saved)
+        } else {
+            var json = JSONWriter()
+            json.beginObject()
+            json.member("message", string: "\(SearchAPI.v1.path) was retired on 2026-10-01.")
+            json.member("replacement", string: SearchAPI.v1_1.path)
+            json.endObject()
+            retiredSearchBody = json.bytes
+        }
     }
 
     /// Answers at once when there is no latency to simulate (and always for `/__stats`);
@@ -141,7 +175,27 @@ public final class FakeMet: Responder {
                 status: 400, contentType: FixtureArchive.contentType, body: Array(#"{"message":"Bad Request"}"#.utf8))
             return decorate(reply, request: request, serial: serial)
         }
+        if let refusal = searchRefusal(path: target.path) {
+            return decorate(refusal, request: request, serial: serial)
+        }
         return decorate(archive.answer(path: target.path, query: target.query), request: request, serial: serial)
+    }
+
+    /// The answer of a search generation this fake is told not to have: v1.1 absent (404, like
+    /// any unknown path), or v1 retired (410 with the Met's notice). Nil for everything else.
+    private func searchRefusal(path: String) -> UpstreamReply? {
+        switch (options.searchAPI, path) {
+        case (.v1, SearchAPI.v1_1.path):
+            var json = JSONWriter()
+            json.beginObject()
+            json.member("message", string: "Not Found")
+            json.endObject()
+            return UpstreamReply(status: 404, contentType: FixtureArchive.contentType, body: json.bytes)
+        case (.v1_1, SearchAPI.v1.path):
+            return UpstreamReply(status: 410, contentType: FixtureArchive.contentType, body: retiredSearchBody)
+        default:
+            return nil
+        }
     }
 
     /// Applies the block window and the failure draw to one counted request. Called under the lock.

@@ -1,7 +1,7 @@
 /// A request target split into a decoded path and decoded query items.
 public struct RequestTarget: Sendable, Equatable {
     /// One `name=value` pair of the query, percent-decoded, `+` read as a space.
-    public struct QueryItem: Sendable, Equatable {
+    public struct QueryItem: Sendable, Hashable {
         public var name: String
         public var value: String
 

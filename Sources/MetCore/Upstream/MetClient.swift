@@ -12,41 +12,133 @@ public struct CacheableAnswer: Sendable, Equatable {
 
 /// Calls the upstream for a `MetResource` and judges the answer: validates 200 bodies, keeps the
 /// Met's 404s (both messages) as cacheable answers, treats the firewall's 403 HTML page as
-/// "blocked", and turns everything else into an `UpstreamError`. Records every call in the monitor.
+/// "blocked", and turns everything else into an `UpstreamError`.
+///
+/// Politely: no call while the firewall blocks this server (the monitor's breaker), every attempt
+/// through the one pacer, retries only for failures another attempt may cure (`RetryPolicy`),
+/// and never past the fetch's deadline. Records every attempt in the monitor.
 public struct MetClient: Sendable {
     private let upstream: any Upstream
     private let monitor: UpstreamMonitor
+    private let pacer: UpstreamPacer
+    private let retryPolicy: RetryPolicy
+    /// Seconds one attempt may take.
+    private let upstreamTimeout: Double
+    /// Seconds one fetch may take in all, the default deadline.
+    private let requestTimeout: Double
     private let time: any TimeSource
     private let logger: Logger
 
-    /// - Parameter configuration: the upstream policy (pace, retries, deadlines) is read from it.
+    /// - Parameters:
+    ///   - configuration: the upstream policy is read from it: `upstreamRate`, `upstreamBurst` and
+    ///     `upstreamConcurrency` for the pacer, `upstreamRetries`, `upstreamTimeout` (one attempt)
+    ///     and `requestTimeout` (one fetch).
+    ///   - monitor: shared by every client of this upstream; the pacer is shared through it, so
+    ///     every client built on one monitor goes through one pacer.
+    ///   - time: the clock for deadlines, pacing and back-off.
+    ///   - pacer: a pacer to use instead of the monitor's shared one (for tests).
+    ///   - retryPolicy: a policy to use instead of the configuration's (for tests, to fix the jitter).
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, monitor: UpstreamMonitor, time: any TimeSource,
-        logger: Logger
+        logger: Logger, pacer: UpstreamPacer? = nil, retryPolicy: RetryPolicy? = nil
     ) {
         self.upstream = upstream
         self.monitor = monitor
+        self.pacer = pacer ?? monitor.pacer { UpstreamPacer(configuration: configuration, time: time) }
+        self.retryPolicy = retryPolicy ?? RetryPolicy(configuration: configuration)
+        upstreamTimeout = configuration.upstreamTimeout
+        requestTimeout = configuration.requestTimeout
         self.time = time
         self.logger = logger
     }
 
-    /// Fetches `resource` once (no retries). While the upstream is blocking this server, fails
-    /// with `.blocked` without calling it.
-    public func fetch(_ resource: MetResource) async -> Result<CacheableAnswer, UpstreamError> {
-        if monitor.blockedUntil(at: time.now()) != nil { return .failure(.blocked) }
-        let reply: UpstreamReply
-        do {
-            reply = try await upstream.get(path: resource.path, query: resource.query)
-        } catch {
-            record(error, for: resource)
-            return .failure(error)
+    /// Fetches `resource`: refuses at once with `.blocked` while the firewall blocks this server
+    /// (no upstream call), otherwise waits for the pacer, makes one attempt, judges it, and
+    /// retries per the policy while the next attempt could still start before `deadline`.
+    ///
+    /// - Parameter deadline: seconds since 1970 after which the fetch gives up; default now +
+    ///   `requestTimeout`. Each attempt is also bounded by `upstreamTimeout`.
+    /// - Returns: the answer, or the last attempt's failure; `.timeout` when the deadline passed
+    ///   before a first attempt could start; `.blocked` when a block began meanwhile;
+    ///   `.cancelled` when the task was cancelled.
+    public func fetch(_ resource: MetResource, deadline: Double? = nil) async -> Result<CacheableAnswer, UpstreamError>
+    {
+        let deadline = deadline ?? time.now() + requestTimeout
+        var attempt = 0
+        var lastFailure: UpstreamError?
+        while true {
+            attempt += 1
+            if monitor.blockedUntil(at: time.now()) != nil { return .failure(.blocked) }
+            let result: Result<CacheableAnswer, UpstreamError>
+            do {
+                let number = attempt
+                result = try await pacer.run(deadline: deadline) { () async throws(UpstreamError) in
+                    // A block may have begun while this call waited for its turn.
+                    if monitor.blockedUntil(at: time.now()) != nil { throw .blocked }
+                    let limit = min(time.now() + upstreamTimeout, deadline)
+                    return await self.attempt(resource, number: number, until: limit)
+                }
+            } catch {
+                // The pacer's verdict: this attempt never reached the upstream.
+                if error == .timeout, let lastFailure { return .failure(lastFailure) }
+                if error == .timeout { logger.warning("upstream \(resource.path): no turn with the pacer in time") }
+                return .failure(error)
+            }
+            guard case .failure(let error) = result, RetryPolicy.isRetryable(error),
+                attempt < retryPolicy.maxAttempts
+            else { return result }
+            let retryAt = time.now() + retryPolicy.delay(beforeRetry: attempt)
+            guard retryAt < deadline else { return result }
+            lastFailure = error
+            do {
+                try await time.sleep(until: retryAt)
+            } catch {
+                return .failure(.cancelled)
+            }
         }
-        let result = judge(reply, for: resource)
+    }
+
+    /// One attempt, bounded by `limit` (seconds since 1970), judged and recorded in the monitor.
+    private func attempt(
+        _ resource: MetResource, number: Int, until limit: Double
+    ) async -> Result<CacheableAnswer, UpstreamError> {
+        let result = await reply(for: resource, until: limit).flatMap { judge($0, for: resource) }
         switch result {
         case .success(let answer): monitor.record(answer.status == 404 ? .notFound : .ok, at: time.now())
-        case .failure(let error): record(error, for: resource)
+        case .failure(let error): record(error, for: resource, attempt: number)
         }
         return result
+    }
+
+    /// The upstream's reply, or `.timeout` when the clock reaches `limit` first (the call is then
+    /// cancelled). The wait is slept on the injected clock, so tests control it.
+    private func reply(for resource: MetResource, until limit: Double) async -> Result<UpstreamReply, UpstreamError> {
+        await withTaskGroup(of: Result<UpstreamReply, UpstreamError>?.self) { group in
+            group.addTask { [upstream] in
+                do throws(UpstreamError) {
+                    return .success(try await upstream.get(path: resource.path, query: resource.query))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask { [time] in
+                do {
+                    try await time.sleep(until: limit)
+                } catch {
+                    return nil  // the call ended first, or the fetch was cancelled
+                }
+                return .failure(.timeout)
+            }
+            var first: Result<UpstreamReply, UpstreamError> = .failure(.cancelled)
+            for await result in group {
+                if let result {
+                    first = result
+                    break
+                }
+            }
+            group.cancelAll()
+            return first
+        }
     }
 
     /// Classifies one reply. Pure: no I/O, no state.
@@ -67,18 +159,21 @@ public struct MetClient: Sendable {
         }
     }
 
-    private func record(_ error: UpstreamError, for resource: MetResource) {
+    private func record(_ error: UpstreamError, for resource: MetResource, attempt: Int) {
         let now = time.now()
         let text = "\(resource.path): \(error.logDescription)"
         switch error {
         case .unreachable: monitor.record(.unreachable, at: now, error: text)
         case .timeout: monitor.record(.timeout, at: now, error: text)
-        case .blocked: monitor.record(.blocked, at: now, error: text)
+        case .blocked:
+            monitor.record(.blocked, at: now, error: text)
+            // Calls queued behind this one must not go out now; they fail like it at once.
+            pacer.failWaiting(with: .blocked)
         case .status(let code): monitor.record(code >= 500 ? .serverError : .clientError, at: now, error: text)
         case .malformed: monitor.record(.malformed, at: now, error: text)
         case .cancelled: monitor.record(.cancelled, at: now)
         }
-        if error != .cancelled { logger.warning("upstream \(text)") }
+        if error != .cancelled { logger.warning("upstream \(text) (attempt \(attempt) of \(retryPolicy.maxAttempts))") }
     }
 
     /// Why `body` is not what `resource` should return, or nil when it is.
@@ -90,7 +185,7 @@ public struct MetClient: Sendable {
             case .object(let id):
                 let record = try decoder.decode(ObjectProbe.self, from: data)
                 if record.objectID != id { return "asked for object \(id), got \(record.objectID)" }
-            case .objectList:
+            case .objectList, .search:
                 _ = try decoder.decode(ObjectListProbe.self, from: data)
             case .departments:
                 _ = try decoder.decode(DepartmentsProbe.self, from: data)

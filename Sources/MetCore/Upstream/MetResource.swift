@@ -8,6 +8,25 @@ public enum MetResource: Sendable, Hashable {
     case objectList(departmentIds: [Int], metadataDate: String?)
     /// `GET /public/collection/v1/departments`.
     case departments
+    /// A search on one generation of the API, with its query already canonical (see
+    /// `search(_:filters:q:page:)`).
+    case search(SearchAPI, query: [RequestTarget.QueryItem])
+
+    /// A search resource with its query in canonical order: every parameter but `q` sorted by
+    /// name (v1.1's `offset` and `limit` among them), then `q` (if any) last, as the Met's own examples do
+    /// (its v1 results depend on parameter order; API.md §5).
+    public static func search(
+        _ api: SearchAPI, filters: [RequestTarget.QueryItem], q: String?, page: (offset: Int, limit: Int)? = nil
+    ) -> MetResource {
+        var items = filters
+        if let page {
+            items.append(.init(name: "offset", value: String(page.offset)))
+            items.append(.init(name: "limit", value: String(page.limit)))
+        }
+        items.sort { ($0.name, $0.value) < ($1.name, $1.value) }
+        if let q { items.append(.init(name: "q", value: q)) }
+        return .search(api, query: items)
+    }
 
     /// The Met's base path for everything but v1.1 search.
     public static let basePath = "/public/collection/v1"
@@ -18,6 +37,7 @@ public enum MetResource: Sendable, Hashable {
         case .object: .object
         case .objectList: .objectList
         case .departments: .departments
+        case .search: .search
         }
     }
 
@@ -27,11 +47,13 @@ public enum MetResource: Sendable, Hashable {
         case .object(let id): "\(Self.basePath)/objects/\(id)"
         case .objectList: "\(Self.basePath)/objects"
         case .departments: "\(Self.basePath)/departments"
+        case .search(let api, _): api.path
         }
     }
 
     /// The upstream query, in canonical order (names sorted).
     public var query: [RequestTarget.QueryItem] {
+        if case .search(_, let query) = self { return query }
         guard case .objectList(let departmentIds, let metadataDate) = self else { return [] }
         var items: [RequestTarget.QueryItem] = []
         if !departmentIds.isEmpty {

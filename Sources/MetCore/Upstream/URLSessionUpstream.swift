@@ -15,8 +15,9 @@ public final class URLSessionUpstream: Upstream {
     ///   - origin: scheme, host and optional port, without a trailing slash
     ///     (`https://collectionapi.metmuseum.org`).
     ///   - timeout: seconds to wait for one whole answer.
-    ///   - maxConnections: the most parallel connections to the host (URLSession's default of 6
-    ///     would cap throughput).
+    ///   - maxConnections: the most parallel connections to the host; keep it at least the
+    ///     pacer's concurrency (`--upstream-concurrency`), or calls the pacer let through would
+    ///     queue inside URLSession, where their time counts against their timeout.
     public init(origin: String, timeout: Double, maxConnections: Int = 16) {
         self.origin = origin
         let configuration = URLSessionConfiguration.ephemeral

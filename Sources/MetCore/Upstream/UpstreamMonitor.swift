@@ -27,26 +27,55 @@ public enum UpstreamOutcome: String, Sendable, CaseIterable {
 /// Tracks the upstream's state and counts calls by outcome. Shared by every request; any thread.
 ///
 /// While a firewall block lasts, `blockedUntil(at:)` tells callers not to call the upstream at all:
-/// a blocked client that keeps knocking only extends its block (API.md §6).
+/// a blocked client that keeps knocking only extends its block (API.md §6). This is the breaker:
+/// a block page opens it for the current cool-down; it closes by itself when the cool-down ends.
+/// A repeat block (one that comes within one cool-down after the previous block ended) doubles the
+/// cool-down, up to `cooldownLimit`; an answer the server can use (`ok`, `notFound`) outside a
+/// block resets it to `blockCooldown`.
+///
+/// Every client of one upstream shares its monitor, so the monitor also holds that upstream's one
+/// `UpstreamPacer` (see `pacer(orMake:)`), where `/health` finds it.
 public final class UpstreamMonitor: Sendable {
+    /// The longest cool-down a run of repeat blocks doubles up to, in seconds (15 minutes), unless
+    /// the configured base is longer still.
+    public static let maximumCooldown = 900.0
+
     private struct State {
-        var blockedUntil: Double = 0
+        /// The end of the latest block, seconds since 1970; nil before the first, and again once
+        /// a usable answer has reset the breaker.
+        var blockedUntil: Double?
+        /// The latest block's length, or the base when none has repeated since the last reset.
+        var cooldown: Double
         var lastFailed = false
         var lastError: String?
         var counts: [UpstreamOutcome: Int] = [:]
+        var pacer: UpstreamPacer?
     }
 
-    private let state = Locked(State())
-    /// How long a 403 block pauses all upstream calls, in seconds.
+    private let state: Locked<State>
+    /// The configured cool-down (`--block-cooldown`), in seconds: how long a first block pauses all
+    /// upstream calls.
     public let blockCooldown: Double
 
+    /// - Parameter blockCooldown: seconds; the base cool-down.
     public init(blockCooldown: Double) {
         self.blockCooldown = blockCooldown
+        state = Locked(State(cooldown: blockCooldown))
     }
+
+    /// The longest cool-down, in seconds: `maximumCooldown`, or the base when that is longer.
+    public var cooldownLimit: Double { max(blockCooldown, Self.maximumCooldown) }
+
+    /// The current cool-down, in seconds: the length of the latest block, or `blockCooldown` when
+    /// there was none or a usable answer has reset it. A repeat block would last twice this.
+    public var currentCooldown: Double { state.withLock { $0.cooldown } }
 
     /// The end of the current block (seconds since 1970), or nil when not blocked at `time`.
     public func blockedUntil(at time: Double) -> Double? {
-        state.withLock { $0.blockedUntil > time ? $0.blockedUntil : nil }
+        state.withLock { state in
+            guard let until = state.blockedUntil, until > time else { return nil }
+            return until
+        }
     }
 
     /// Records how one call ended, at `time`.
@@ -54,12 +83,20 @@ public final class UpstreamMonitor: Sendable {
         state.withLock { state in
             state.counts[outcome, default: 0] += 1
             switch outcome {
-            case .ok, .notFound, .clientError:
+            case .ok, .notFound:
+                state.lastFailed = false
+                // A usable answer outside a block shows the firewall lets this server through
+                // again: the next block is a first one, at the base cool-down.
+                if (state.blockedUntil ?? 0) <= time {
+                    state.cooldown = blockCooldown
+                    state.blockedUntil = nil
+                }
+            case .clientError:
                 state.lastFailed = false
             case .blocked:
+                startBlock(&state, at: time)
                 // The block itself is the state while it lasts; once it ends, nothing says the
                 // upstream is failing, so the state returns to ok.
-                state.blockedUntil = time + blockCooldown
                 state.lastFailed = false
                 state.lastError = error
             case .serverError, .unreachable, .timeout, .malformed:
@@ -71,10 +108,26 @@ public final class UpstreamMonitor: Sendable {
         }
     }
 
+    /// Opens the breaker for a block page seen at `time`.
+    private func startBlock(_ state: inout State, at time: Double) {
+        if let until = state.blockedUntil, until > time {
+            // A call that was already in flight when the block began: the same block, which now
+            // runs a full cool-down from this answer, but it is no repeat.
+            state.blockedUntil = max(until, time + state.cooldown)
+            return
+        }
+        if let until = state.blockedUntil, time <= until + state.cooldown {
+            state.cooldown = min(state.cooldown * 2, cooldownLimit)
+        } else {
+            state.cooldown = blockCooldown
+        }
+        state.blockedUntil = time + state.cooldown
+    }
+
     /// The state at `time`.
     public func state(at time: Double) -> UpstreamState {
         state.withLock { state in
-            if state.blockedUntil > time { return .blocked(until: state.blockedUntil) }
+            if let until = state.blockedUntil, until > time { return .blocked(until: until) }
             return state.lastFailed ? .unreachable : .ok
         }
     }
@@ -86,4 +139,18 @@ public final class UpstreamMonitor: Sendable {
     public var counts: [(UpstreamOutcome, Int)] {
         state.withLock { state in UpstreamOutcome.allCases.map { ($0, state.counts[$0, default: 0]) } }
     }
+
+    /// The pacer every call to this upstream goes through: the one installed by the first caller,
+    /// made with `make` when there is none yet. Any thread.
+    public func pacer(orMake make: () -> UpstreamPacer) -> UpstreamPacer {
+        state.withLock { state in
+            if let pacer = state.pacer { return pacer }
+            let pacer = make()
+            state.pacer = pacer
+            return pacer
+        }
+    }
+
+    /// The shared pacer, once a client has made it (`/health` reads its figures).
+    public var pacer: UpstreamPacer? { state.withLock { $0.pacer } }
 }

@@ -25,8 +25,8 @@ struct Servers: Sendable {
     }
 
     /// The fake Met's request counters: total, and per path.
-    func upstreamStats() async throws -> (total: Int, paths: [String: Int]) {
+    func upstreamStats() async throws -> (total: Int, failed: Int, paths: [String: Int]) {
         let stats = try await HTTPClient.request(fake.baseURL + "/__stats").json()
-        return (stats["total"] as? Int ?? -1, stats["paths"] as? [String: Int] ?? [:])
+        return (stats["total"] as? Int ?? -1, stats["failed"] as? Int ?? -1, stats["paths"] as? [String: Int] ?? [:])
     }
 }

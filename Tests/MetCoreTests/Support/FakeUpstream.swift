@@ -17,6 +17,8 @@ final class FakeUpstream: Upstream {
 
     private struct State {
         var answers: [String: Answer]
+        /// Answers given in turn, before `answers`: each call takes the first; the last stays.
+        var scripts: [String: [Answer]] = [:]
         var calls: [String] = []
         var cancellations: [String] = []
         var isHolding = false
@@ -42,6 +44,13 @@ final class FakeUpstream: Upstream {
     /// Sets (or replaces) the answer for `resource`.
     func answer(_ resource: MetResource, with answer: Answer) {
         state.withLock { $0.answers[resource.cacheKey] = answer }
+    }
+
+    /// Answers the calls for `resource` with `answers` in turn (the last one repeats), e.g. a
+    /// 503 and then the record, to test retries.
+    func answer(_ resource: MetResource, withEach answers: [Answer]) {
+        precondition(!answers.isEmpty, "a script needs at least one answer")
+        state.withLock { $0.scripts[resource.cacheKey] = answers }
     }
 
     /// Every call so far, as table keys, in arrival order (held and cancelled calls included).
@@ -132,7 +141,15 @@ final class FakeUpstream: Upstream {
             for waiter in noticed { waiter.continuation.resume() }
             throw .cancelled
         }
-        switch state.withLock({ $0.answers[key] }) {
+        let answer = state.withLock { state -> Answer? in
+            guard var script = state.scripts[key], let first = script.first else { return state.answers[key] }
+            if script.count > 1 {
+                script.removeFirst()
+                state.scripts[key] = script
+            }
+            return first
+        }
+        switch answer {
         case .reply(let reply): return reply
         case .failure(let error): throw error
         case nil: throw .unreachable("the fake upstream has no answer for \(key)")

@@ -17,9 +17,14 @@ struct Harness {
 
     /// - Parameters:
     ///   - upstream: the fake the service fetches from.
-    ///   - configure: changes to the default configuration (TTLs, limits, CORS origin).
+    ///   - configure: changes to the default configuration (TTLs, limits, CORS origin, pacing).
+    ///
+    /// The upstream policy starts out of the way (`unpaced`): the manual clock moves only when a
+    /// test moves it, so a call waiting for a token or a back-off would wait forever in a test
+    /// about something else. Tests of pacing and retries set the policy in `configure`.
     init(upstream: FakeUpstream = FakeUpstream(), configure: (inout ServerConfiguration) -> Void = { _ in }) {
         var configuration = ServerConfiguration()
+        Self.unpaced(&configuration)
         configure(&configuration)
         self.upstream = upstream
         self.time = ManualTime()
@@ -27,6 +32,15 @@ struct Harness {
         self.configuration = configuration
         self.service = MetService(
             configuration: configuration, upstream: upstream, time: time, logger: log.logger(), openAPI: Self.openAPI)
+    }
+
+    /// No waits between upstream calls and no retries: a rate and burst no test reaches, a slot
+    /// for every call, one attempt per fetch.
+    static func unpaced(_ configuration: inout ServerConfiguration) {
+        configuration.upstreamRate = 10_000
+        configuration.upstreamBurst = 1_000_000
+        configuration.upstreamConcurrency = 64
+        configuration.upstreamRetries = 0
     }
 
     /// `GET target` through `respond(to:)`.

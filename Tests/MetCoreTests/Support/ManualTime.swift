@@ -38,6 +38,18 @@ final class ManualTime: TimeSource {
         for sleeper in due { sleeper.continuation.resume() }
     }
 
+    /// Moves the clock forward to `instant` (seconds since 1970; never backwards) and wakes every
+    /// sleeper now due. `advance(to: nextDeadline!)` wakes exactly the earliest sleeper(s).
+    func advance(to instant: Double) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now = max(state.now, instant)
+            let due = state.sleepers.filter { $0.deadline <= state.now }
+            state.sleepers.removeAll { $0.deadline <= state.now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
     /// How many tasks are sleeping on this clock right now.
     var sleeping: Int { state.withLock { $0.sleepers.count } }
 

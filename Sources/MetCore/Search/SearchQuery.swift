@@ -1,0 +1,222 @@
+/// A validated `/search` request: the query and the Met's filters in canonical form, paging,
+/// sort, projection and how long to wait for the upstream.
+public struct SearchQuery: Sendable, Equatable {
+    /// The search term (required, non-empty).
+    public var q: String
+    /// The Met's filters by their own names, values normalised (`true`/`false`, plain integers),
+    /// sorted by name. Always holds `hasImages` (default `true`).
+    public var filters: [RequestTarget.QueryItem]
+    /// Index of the first hit of the page in the whole ID list. Default 0.
+    public var offset: Int
+    /// Hits per page, 1…100. Default 20.
+    public var limit: Int
+    /// The order of the results. Default relevance (the Met's order).
+    public var sort: SearchSort
+    /// Members to keep in each object, or nil for whole records.
+    public var fields: Set<String>?
+    /// How long to wait for uncached objects before answering with `pending`, in seconds.
+    public var wait: Double
+    /// Whether `wait` was given (so `next` repeats it).
+    var waitGiven: Bool
+
+    /// The default page size.
+    public static let defaultLimit = 20
+    /// The largest page size.
+    public static let maxLimit = 100
+    /// The default wait for uncached objects, in milliseconds.
+    public static let defaultWaitMilliseconds = 5_000
+    /// The longest wait a client may ask for, in milliseconds.
+    public static let maxWaitMilliseconds = 30_000
+
+    /// The boolean filters, as the Met names them.
+    static let booleanFilters: Set<String> = [
+        "isHighlight", "title", "tags", "isOnView", "artistOrCulture", "hasImages",
+    ]
+    /// The filters whose values are terms joined by `|`.
+    static let termFilters: Set<String> = ["medium", "geoLocation"]
+    /// Every parameter `/search` takes.
+    static let parameters: Set<String> =
+        booleanFilters.union(termFilters).union([
+            "q", "departmentId", "dateBegin", "dateEnd", "offset", "limit", "sort", "fields", "wait",
+        ])
+
+    /// Whether results must have an image (`hasImages`, default true).
+    public var requiresImages: Bool { filters.first { $0.name == "hasImages" }?.value != "false" }
+
+    /// Validates the query items of a `/search` request; every problem names its parameter.
+    public init(_ target: RequestTarget) throws(Problem) {
+        var seen = Set<String>()
+        for item in target.query {
+            guard Self.parameters.contains(item.name) else {
+                throw Problem(
+                    .unknownParameter,
+                    "Unknown parameter '\(item.name.prefix(60))'. /search takes q, the Met's filters "
+                        + "(isHighlight, title, tags, isOnView, artistOrCulture, hasImages, departmentId, medium, "
+                        + "geoLocation, dateBegin, dateEnd), offset, limit, sort, fields and wait.",
+                    parameter: String(item.name.prefix(60)))
+            }
+            guard seen.insert(item.name).inserted else {
+                throw Problem(.invalidParameter, "\(item.name) is given more than once.", parameter: item.name)
+            }
+        }
+        func value(_ name: String) -> String? { target.value(of: name) }
+
+        guard let q = value("q"), !q.allSatisfy(\.isWhitespace) else {
+            throw Problem(.invalidParameter, "q is required: the words to search for.", parameter: "q")
+        }
+        guard q.utf8.count <= 500 else {
+            throw Problem(.invalidParameter, "q is longer than 500 bytes.", parameter: "q")
+        }
+        self.q = q
+
+        var filters: [RequestTarget.QueryItem] = []
+        for name in Self.booleanFilters.sorted() {
+            guard let text = value(name) else { continue }
+            guard text == "true" || text == "false" else {
+                throw Problem(.invalidParameter, "\(name) must be true or false.", parameter: name)
+            }
+            filters.append(.init(name: name, value: text))
+        }
+        if value("hasImages") == nil { filters.append(.init(name: "hasImages", value: "true")) }
+        if let text = value("departmentId") {
+            guard let id = Self.integer(text), id > 0 else {
+                throw Problem(
+                    .invalidParameter, "departmentId must be a department ID (a positive integer; see /departments).",
+                    parameter: "departmentId")
+            }
+            filters.append(.init(name: "departmentId", value: String(id)))
+        }
+        for name in Self.termFilters.sorted() {
+            guard let text = value(name) else { continue }
+            let terms = text.split(separator: "|", omittingEmptySubsequences: false)
+            guard text.utf8.count <= 500, terms.allSatisfy({ !$0.allSatisfy(\.isWhitespace) }) else {
+                throw Problem(
+                    .invalidParameter,
+                    "\(name) must be one or more non-empty terms joined by '|', such as Paintings|Silk.",
+                    parameter: name)
+            }
+            filters.append(.init(name: name, value: text))
+        }
+        switch (value("dateBegin"), value("dateEnd")) {
+        case (nil, nil):
+            break
+        case (let begin?, let end?):
+            guard let first = Self.integer(begin, allowingSign: true) else {
+                throw Problem(.invalidParameter, "dateBegin must be a year (negative for BCE).", parameter: "dateBegin")
+            }
+            guard let last = Self.integer(end, allowingSign: true) else {
+                throw Problem(.invalidParameter, "dateEnd must be a year (negative for BCE).", parameter: "dateEnd")
+            }
+            guard first <= last else {
+                throw Problem(.invalidParameter, "dateEnd must not be before dateBegin.", parameter: "dateEnd")
+            }
+            filters.append(.init(name: "dateBegin", value: String(first)))
+            filters.append(.init(name: "dateEnd", value: String(last)))
+        case (nil, _):
+            throw Problem(
+                .invalidParameter, "dateEnd needs dateBegin: the Met drops a range given by one end.",
+                parameter: "dateBegin")
+        case (_, nil):
+            throw Problem(
+                .invalidParameter, "dateBegin needs dateEnd: the Met drops a range given by one end.",
+                parameter: "dateEnd")
+        }
+        filters.sort { $0.name < $1.name }
+        self.filters = filters
+
+        offset = 0
+        if let text = value("offset") {
+            guard let number = Self.integer(text), number <= 1_000_000 else {
+                throw Problem(.invalidParameter, "offset must be an integer from 0 to 1000000.", parameter: "offset")
+            }
+            offset = number
+        }
+        limit = Self.defaultLimit
+        if let text = value("limit") {
+            guard let number = Self.integer(text), (1...Self.maxLimit).contains(number) else {
+                throw Problem(
+                    .invalidParameter, "limit must be an integer from 1 to \(Self.maxLimit).", parameter: "limit")
+            }
+            limit = number
+        }
+        sort = .relevance
+        if let text = value("sort") {
+            guard let order = SearchSort(rawValue: text) else {
+                throw Problem(
+                    .invalidParameter,
+                    "sort must be one of \(SearchSort.allCases.map(\.rawValue).joined(separator: ", ")).",
+                    parameter: "sort")
+            }
+            sort = order
+        }
+        fields = try value("fields").map(MetService.parseFields)
+        wait = Double(Self.defaultWaitMilliseconds) / 1_000
+        waitGiven = value("wait") != nil
+        if let text = value("wait") {
+            guard let number = Self.integer(text), number <= Self.maxWaitMilliseconds else {
+                throw Problem(
+                    .invalidParameter, "wait must be milliseconds from 0 to \(Self.maxWaitMilliseconds).",
+                    parameter: "wait")
+            }
+            wait = Double(number) / 1_000
+        }
+    }
+
+    /// The query as `/search` echoes it: `q`, then the filters with typed values.
+    func writeEcho(to json: inout JSONWriter) {
+        json.beginObject()
+        json.member("q", string: q)
+        for filter in filters {
+            json.key(filter.name)
+            if Self.booleanFilters.contains(filter.name) {
+                json.bool(filter.value == "true")
+            } else if let number = Int(filter.value), !Self.termFilters.contains(filter.name) {
+                json.int(number)
+            } else {
+                json.string(filter.value)
+            }
+        }
+        json.endObject()
+    }
+
+    /// The `/search` URL of the page at `offset`, with the same query, sort, fields and wait.
+    func url(offset: Int) -> String {
+        var items = [RequestTarget.QueryItem(name: "q", value: q)]
+        items += filters.filter { !($0.name == "hasImages" && $0.value == "true") }
+        items.append(.init(name: "offset", value: String(offset)))
+        items.append(.init(name: "limit", value: String(limit)))
+        if sort != .relevance { items.append(.init(name: "sort", value: sort.rawValue)) }
+        if let fields { items.append(.init(name: "fields", value: fields.sorted().joined(separator: ","))) }
+        if waitGiven { items.append(.init(name: "wait", value: String(Int((wait * 1_000).rounded())))) }
+        return "/search?" + items.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")
+    }
+
+    /// Percent-encodes everything but unreserved characters, `,` and `|`.
+    private static func encode(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"), UInt8(ascii: ","), UInt8(ascii: "|"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return encoded
+    }
+
+    /// ASCII digits with an optional leading `-` (when allowed), at most 9 digits.
+    private static func integer(_ text: String, allowingSign: Bool = false) -> Int? {
+        let digits = allowingSign && text.hasPrefix("-") ? text.dropFirst() : text[...]
+        guard (1...9).contains(digits.count), digits.allSatisfy(\.isASCIIDigit) else { return nil }
+        return Int(text)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

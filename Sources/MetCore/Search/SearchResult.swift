@@ -1,0 +1,80 @@
+/// A hydrated `/search` page: what happened to every ID of the page, ready to render.
+struct SearchResult {
+    /// The records to send, in their final order.
+    var objects: [CacheEntry] = []
+    /// IDs the Met answered 404 for (either message).
+    var missing: [Int] = []
+    /// IDs dropped because `hasImages` is true but the record has no image URL.
+    var withoutImage: [Int] = []
+    /// IDs not fetched before the deadline (or whose fetch failed): ask again.
+    var pending: [Int] = []
+
+    /// Sorts `ids` into the lists, given the entries found for them (absent = pending), then
+    /// orders the objects for `sort` (title and date sorts apply within the page).
+    init(ids: [Int], entries: [Int: CacheEntry], query: SearchQuery) {
+        for id in ids {
+            guard let entry = entries[id] else {
+                pending.append(id)
+                continue
+            }
+            if entry.status == 404 {
+                missing.append(id)
+            } else if query.requiresImages, case .object(let summary) = entry.details, !summary.hasImage {
+                withoutImage.append(id)
+            } else {
+                objects.append(entry)
+            }
+        }
+        switch query.sort {
+        case .title: objects.sort { Self.title($0) < Self.title($1) }
+        case .titleDescending: objects.sort { Self.title($0) > Self.title($1) }
+        case .date: objects.sort { Self.dates($0) < Self.dates($1) }
+        case .dateDescending: objects.sort { Self.dates($0) > Self.dates($1) }
+        case .relevance, .id, .idDescending: break
+        }
+    }
+
+    /// The response body: `query`, `total`, `offset`, `limit`, `sort`, `objects` (records byte
+    /// for byte, or their projection), `missing`, `withoutImage`, `pending`, `next`.
+    func body(query: SearchQuery, total: Int, next: String?) -> [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("query")
+        query.writeEcho(to: &json)
+        json.member("total", int: total)
+        json.member("offset", int: query.offset)
+        json.member("limit", int: query.limit)
+        json.member("sort", string: query.sort.rawValue)
+        json.key("objects")
+        json.beginArray()
+        for entry in objects {
+            if let fields = query.fields, let projected = JSONProjection.project(entry.body, fields: fields) {
+                json.raw(projected)
+            } else {
+                json.raw(entry.body)
+            }
+        }
+        json.endArray()
+        for (name, ids) in [("missing", missing), ("withoutImage", withoutImage), ("pending", pending)] {
+            json.key(name)
+            json.beginArray()
+            for id in ids { json.int(id) }
+            json.endArray()
+        }
+        json.key("next")
+        if let next { json.string(next) } else { json.null() }
+        json.endObject()
+        return json.bytes
+    }
+
+    private static func title(_ entry: CacheEntry) -> String {
+        guard case .object(let summary) = entry.details else { return "" }
+        return (summary.title ?? "").lowercased()
+    }
+
+    /// `objectBeginDate`, then `objectEndDate`; records without dates sort last (ascending).
+    private static func dates(_ entry: CacheEntry) -> (Int, Int) {
+        guard case .object(let summary) = entry.details else { return (Int.max, Int.max) }
+        return (summary.objectBeginDate ?? Int.max, summary.objectEndDate ?? Int.max)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+@Suite("themet search: the command line")
+struct SearchCommandTests {
+    @Test func theQueryAndFiltersBecomeTheTargetAndTheRestGoesToTheServer() throws {
+        let parsed = try SearchCommand.parse([
+            "cypress", "--limit", "3", "--upstream", "Fixtures", "--departmentId=11", "--data-dir", "state",
+            "--hasImages", "false",
+        ])
+        #expect(parsed.target == "/search?q=cypress&limit=3&departmentId=11&hasImages=false&wait=30000")
+        #expect(parsed.server == ["--upstream", "Fixtures", "--data-dir", "state"])
+    }
+
+    @Test func theTargetIsAValidSearchWithTheLongestWaitByDefault() throws {
+        let parsed = try SearchCommand.parse(["van gogh", "--medium", "Paintings|Oil on canvas"])
+        #expect(parsed.server.isEmpty)
+        let query = try SearchQuery(try RequestTarget(parsing: parsed.target))
+        #expect(query.q == "van gogh")
+        #expect(query.filters.contains(.init(name: "medium", value: "Paintings|Oil on canvas")))
+        #expect(query.wait == Double(SearchQuery.maxWaitMilliseconds) / 1_000)
+        #expect(query.limit == SearchQuery.defaultLimit)
+    }
+
+    @Test func aWaitGivenIsKept() throws {
+        let parsed = try SearchCommand.parse(["--wait", "100", "cypress"])
+        #expect(parsed.target == "/search?q=cypress&wait=100")
+    }
+
+    @Test(arguments: [
+        ([], "QUERY"),
+        (["--limit", "3"], "QUERY"),
+        (["cypress", "--limit"], "--limit"),
+        (["cypress", "wheat"], "wheat"),
+    ])
+    func badArgumentsNameTheirFlag(arguments: [String], flag: String) {
+        #expect(throws: ConfigurationError.self) { try SearchCommand.parse(arguments) }
+        do {
+            _ = try SearchCommand.parse(arguments)
+        } catch {
+            #expect(error.flag == flag)
+        }
+    }
+
+    @Test func aBadFilterValueIsTheServicesProblem() async throws {
+        let parsed = try SearchCommand.parse(["cypress", "--limit", "1000"])
+        let response = await SearchHarness().get(parsed.target)
+        #expect(response.status == 400)
+        #expect(try response.jsonObject()["parameter"] as? String == "limit")
+    }
+}

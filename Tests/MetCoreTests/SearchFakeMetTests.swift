@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+/// The repository's `Fixtures` folder, found from this file's path.
+private let fixtures: String = {
+    var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+        let parent = url.deletingLastPathComponent()
+        precondition(parent.path != url.path, "no Package.swift above \(#filePath)")
+        url = parent
+    }
+    return url.appendingPathComponent("Fixtures").path
+}()
+
+@Suite("The fake Met's search generations (--search-api)")
+struct SearchFakeMetTests {
+    private func fake(_ generations: FakeMet.SearchGenerations) throws -> FakeMet {
+        FakeMet(
+            archive: try FixtureArchive(directory: fixtures), options: FakeMet.Options(searchAPI: generations),
+            time: ManualTime(), compress: { $0 })
+    }
+
+    private func answer(_ fake: FakeMet, _ target: String) throws -> Response {
+        try #require(fake.respondImmediately(to: .get(target)))
+    }
+
+    @Test func bothGenerationsAnswerByDefault() throws {
+        #expect(FakeMet.Options().searchAPI == .both)
+        let fake = try fake(.both)
+        #expect(
+            try answer(fake, "/public/collection/v1/search?q=cypress").text
+                == #"{"total":2,"objectIDs":[436535,437980]}"#)
+        #expect(
+            try answer(fake, "/public/collection/v1.1/search?q=cypress&limit=1").text
+                == #"{"total":2,"objectIDs":[436535]}"#)
+    }
+
+    @Test func v1OnlyAnswers404ForV11() throws {
+        let fake = try fake(.v1)
+        let absent = try answer(fake, "/public/collection/v1.1/search?q=cypress")
+        #expect(absent.status == 404)
+        #expect(absent.text == #"{"message":"Not Found"}"#)
+        #expect(try answer(fake, "/public/collection/v1/search?q=cypress").status == 200)
+        #expect(try answer(fake, "/public/collection/v1/objects/436535").status == 200)
+    }
+
+    @Test func v11OnlyAnswers410WithTheRetirementNoticeForV1() throws {
+        let fake = try fake(.v1_1)
+        let retired = try answer(fake, "/public/collection/v1/search?q=cypress")
+        #expect(retired.status == 410)
+        #expect(retired.headers["Content-Type"] == FixtureArchive.contentType)
+        let saved = try #require(FileManager.default.contents(atPath: fixtures + "/" + FakeMet.retiredSearchFile))
+        #expect(retired.body == [UInt8](saved))
+        let notice = try retired.jsonObject()
+        #expect(notice["replacement"] as? String == "/public/collection/v1.1/search")
+        #expect(try answer(fake, "/public/collection/v1.1/search?q=cypress").status == 200)
+    }
+}

@@ -1,0 +1,461 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+// MARK: - Support shared by the search suites
+
+/// Upstream answers for the search tests.
+enum SearchSample {
+    /// The filter every `/search` sends unless told otherwise.
+    static let hasImages = RequestTarget.QueryItem(name: "hasImages", value: "true")
+
+    /// The v1 search for `q` with `filters` (default: `hasImages=true`).
+    static func v1(_ q: String = "cypress", filters: [RequestTarget.QueryItem] = [hasImages]) -> MetResource {
+        .search(.v1, filters: filters, q: q)
+    }
+
+    /// The v1.1 page of 500 hits number `index` of the search for `q`.
+    static func page(
+        _ index: Int, _ q: String = "cypress", filters: [RequestTarget.QueryItem] = [hasImages]
+    ) -> MetResource {
+        .search(.v1_1, filters: filters, q: q, page: (offset: index * SearchAPI.pageLimit, limit: SearchAPI.pageLimit))
+    }
+
+    /// `{"total":N,"objectIDs":[…]}`; the IDs are `null` when there are none, as the Met sends them.
+    static func ids(_ ids: [Int], total: Int? = nil) -> FakeUpstream.Answer {
+        let list = ids.isEmpty ? "null" : "[" + ids.map(String.init).joined(separator: ",") + "]"
+        return .json(#"{"total":\#(total ?? ids.count),"objectIDs":\#(list)}"#)
+    }
+
+    /// An object record with the members search reads. Without an image it is what the Met sends
+    /// for a work that is not public domain: empty image URLs.
+    static func record(_ id: Int, title: String = "Cypresses", year: Int? = 1889, image: Bool = true) -> String {
+        let url = image ? "https://images.metmuseum.org/CRDImages/ep/web-large/DP\(id).jpg" : ""
+        let dates = year.map { #""objectBeginDate":\#($0),"objectEndDate":\#($0),"# } ?? ""
+        return #"{"objectID":\#(id),"isPublicDomain":\#(image),"primaryImage":"\#(url)","#
+            + #""primaryImageSmall":"\#(url)",\#(dates)"title":"\#(title)"}"#
+    }
+
+    /// Answers every object of `ids` with a record (with an image).
+    static func answerObjects(_ ids: some Sequence<Int>, on upstream: FakeUpstream) {
+        for id in ids { upstream.answer(.object(id: id), with: .json(record(id))) }
+    }
+}
+
+/// A directory under the system's temporary directory, removed when the value goes away.
+final class TemporaryDirectory: Sendable {
+    /// The directory's path.
+    let path: String
+
+    init() {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("themet-search-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    /// The names of the files in it, sorted.
+    var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A `Harness` for search: a pacer too fast to matter and no retries (unless `configure` says
+/// otherwise: a retry sleeps on the manual clock), its own data directory, and the search
+/// generation to use.
+struct SearchHarness {
+    let harness: Harness
+    let directory: TemporaryDirectory
+
+    init(
+        _ upstream: FakeUpstream = FakeUpstream(), mode: SearchAPIMode = .auto,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) {
+        let directory = TemporaryDirectory()
+        self.directory = directory
+        harness = Harness(upstream: upstream) { configuration in
+            configuration.upstreamRate = 1_000
+            configuration.upstreamBurst = 1_000
+            configuration.upstreamConcurrency = 100
+            configuration.upstreamRetries = 0
+            configuration.dataDirectory = directory.path
+            configuration.searchAPI = mode
+            configure(&configuration)
+        }
+    }
+
+    var upstream: FakeUpstream { harness.upstream }
+    var time: ManualTime { harness.time }
+    var service: MetService { harness.service }
+
+    /// `objects.json` in the data directory.
+    var storeFile: String { directory.path + "/" + SharedStore.fileName }
+
+    func get(_ target: String, headers: HTTPFields = HTTPFields()) async -> Response {
+        await harness.get(target, headers: headers)
+    }
+
+    func getImmediately(_ target: String, headers: HTTPFields = HTTPFields()) -> Response? {
+        harness.getImmediately(target, headers: headers)
+    }
+
+    /// Waits until no background object fetch of any search is running.
+    func waitForBackgroundFills(sourceLocation: SourceLocation = #_sourceLocation) async {
+        await waitUntil({ service.backgroundFills.withLock { $0 } == 0 }, sourceLocation: sourceLocation)
+    }
+}
+
+/// A `/search` body, decoded for assertions.
+struct SearchPage {
+    var objects: [Int]
+    var missing: [Int]
+    var withoutImage: [Int]
+    var pending: [Int]
+    var total: Int
+    var offset: Int
+    var limit: Int
+    var next: String?
+    /// The records as sent.
+    var records: [[String: Any]]
+    /// The echoed query.
+    var query: [String: Any]
+}
+
+extension Response {
+    /// The body as a `/search` page (fails the test when it is not one).
+    func searchPage(sourceLocation: SourceLocation = #_sourceLocation) throws -> SearchPage {
+        #expect(status == 200, "status \(status): \(text)", sourceLocation: sourceLocation)
+        let document = try jsonObject(sourceLocation: sourceLocation)
+        let records = try #require(document["objects"] as? [[String: Any]], sourceLocation: sourceLocation)
+        func ids(_ name: String) throws -> [Int] {
+            try #require(document[name] as? [Int], "\(name) is not a list of IDs", sourceLocation: sourceLocation)
+        }
+        return SearchPage(
+            objects: records.compactMap { $0["objectID"] as? Int }, missing: try ids("missing"),
+            withoutImage: try ids("withoutImage"), pending: try ids("pending"),
+            total: try #require(document["total"] as? Int, sourceLocation: sourceLocation),
+            offset: try #require(document["offset"] as? Int, sourceLocation: sourceLocation),
+            limit: try #require(document["limit"] as? Int, sourceLocation: sourceLocation),
+            next: document["next"] as? String, records: records,
+            query: try #require(document["query"] as? [String: Any], sourceLocation: sourceLocation))
+    }
+}
+
+/// An upstream that counts how many calls are inside it at once, around a `FakeUpstream`.
+final class InFlightProbe: Upstream {
+    let inner: FakeUpstream
+    private let counts = Locked((current: 0, most: 0))
+
+    init(_ inner: FakeUpstream) { self.inner = inner }
+
+    var location: String { inner.location }
+
+    /// The most calls that were in flight at the same time.
+    var most: Int { counts.withLock { $0.most } }
+
+    func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
+        counts.withLock {
+            $0.current += 1
+            $0.most = max($0.most, $0.current)
+        }
+        defer { counts.withLock { $0.current -= 1 } }
+        return try await inner.get(path: path, query: query)
+    }
+}
+
+// MARK: - Hydration
+
+@Suite("GET /search hydrates the Met's IDs into objects")
+struct SearchTests {
+    @Test func keepsTheMetsOrderAndFetchesEachRepeatedIDOnce() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([30, 10, 20, 10, 30]))
+        SearchSample.answerObjects([10, 20, 30], on: upstream)
+        let harness = SearchHarness(upstream, mode: .v1)
+
+        let page = try await harness.get("/search?q=cypress").searchPage()
+        #expect(page.objects == [30, 10, 20])
+        #expect(page.missing.isEmpty && page.withoutImage.isEmpty && page.pending.isEmpty)
+        #expect(page.total == 5)
+        for id in [10, 20, 30] { #expect(upstream.callCount(for: .object(id: id)) == 1) }
+        #expect(upstream.calls.count == 4)
+    }
+
+    @Test func theRecordsGoOutByteForByte() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([436_535]))
+        upstream.answer(.object(id: 436_535), with: .json(Sample.object(436_535)))
+        let response = await SearchHarness(upstream, mode: .v1).get("/search?q=cypress")
+        #expect(response.status == 200)
+        #expect(response.headers["Content-Type"] == "application/json; charset=utf-8")
+        #expect(response.text.contains(#""objects":[\#(Sample.object(436_535))]"#))
+    }
+
+    @Test(arguments: [true, false])
+    func classifiesMissingAndWithoutImage(hasImages: Bool) async throws {
+        let upstream = FakeUpstream()
+        let filters = [RequestTarget.QueryItem(name: "hasImages", value: String(hasImages))]
+        upstream.answer(SearchSample.v1(filters: filters), with: SearchSample.ids([1, 2, 3, 4, 5]))
+        upstream.answer(.object(id: 1), with: .json(SearchSample.record(1)))
+        upstream.answer(.object(id: 2), with: .notFound("ObjectID not found"))
+        upstream.answer(.object(id: 3), with: .notFound("Not a valid object"))
+        upstream.answer(.object(id: 4), with: .json(SearchSample.record(4, image: false)))
+        upstream.answer(.object(id: 5), with: .json(SearchSample.record(5)))
+        let harness = SearchHarness(upstream, mode: .v1)
+
+        let page = try await harness.get("/search?q=cypress&hasImages=\(hasImages)").searchPage()
+        #expect(page.missing == [2, 3])
+        #expect(page.pending.isEmpty)
+        if hasImages {
+            #expect(page.objects == [1, 5])
+            #expect(page.withoutImage == [4])
+        } else {
+            #expect(page.objects == [1, 4, 5])
+            #expect(page.withoutImage.isEmpty)
+        }
+        #expect(page.query["hasImages"] as? Bool == hasImages)
+    }
+
+    @Test func whatIsNotFetchedByTheDeadlineIsPendingAndStillFillsTheCache() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1, 2, 3]))
+        SearchSample.answerObjects(1...3, on: upstream)
+        let harness = SearchHarness(upstream, mode: .v1)
+        // The ID list (through the mirror, which shares its entry) and object 1 are cached first.
+        #expect(await harness.get("/public/collection/v1/search?q=cypress&hasImages=true").status == 200)
+        #expect(await harness.get("/objects/1").status == 200)
+
+        upstream.hold()
+        let search = Task { await harness.get("/search?q=cypress&wait=2000") }
+        await upstream.waitForCalls(4)  // objects 2 and 3, held
+        harness.time.advance(by: 2)
+        let response = await search.value
+        let page = try response.searchPage()
+        #expect(page.objects == [1])
+        #expect(page.pending == [2, 3])
+        #expect(response.headers["Cache-Control"] == "no-store")
+
+        // The held fetches finish after the answer went out, and fill the cache.
+        upstream.release()
+        await harness.waitForBackgroundFills()
+        let again = try #require(harness.getImmediately("/search?q=cypress&wait=2000"))
+        let complete = try again.searchPage()
+        #expect(complete.objects == [1, 2, 3])
+        #expect(complete.pending.isEmpty)
+        #expect(again.headers["Cache-Control"]?.hasPrefix("public, max-age=") == true)
+        #expect(upstream.calls.count == 4)
+        #expect(upstream.callCount(for: .object(id: 2)) == 1)
+    }
+
+    @Test func waitZeroAnswersAtOnceWithEverythingUncachedPending() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1, 2]))
+        SearchSample.answerObjects(1...2, on: upstream)
+        let harness = SearchHarness(upstream, mode: .v1)
+        #expect(await harness.get("/public/collection/v1/search?q=cypress&hasImages=true").status == 200)
+
+        upstream.hold()
+        let page = try await harness.get("/search?q=cypress&wait=0").searchPage()
+        #expect(page.objects.isEmpty)
+        #expect(page.pending == [1, 2])
+        upstream.release()
+        await harness.waitForBackgroundFills()
+        #expect(try #require(harness.getImmediately("/search?q=cypress&wait=0")).searchPage().objects == [1, 2])
+    }
+
+    @Test func aFailedObjectFetchIsPendingAndNotCached() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1, 2]))
+        upstream.answer(.object(id: 1), with: .json(SearchSample.record(1)))
+        upstream.answer(.object(id: 2), with: .failure(.unreachable("connection refused")))
+        let harness = SearchHarness(upstream, mode: .v1)
+
+        let response = await harness.get("/search?q=cypress")
+        let page = try response.searchPage()
+        #expect(page.objects == [1])
+        #expect(page.pending == [2])
+        #expect(response.headers["Cache-Control"] == "no-store")
+        #expect(harness.getImmediately("/search?q=cypress") == nil)
+    }
+
+    @Test func objectFetchesStayWithinThePacersInFlightLimit() async throws {
+        let fake = FakeUpstream()
+        let ids = Array(1...6)
+        fake.answer(SearchSample.v1(), with: SearchSample.ids(ids))
+        SearchSample.answerObjects(ids, on: fake)
+        let probe = InFlightProbe(fake)
+        let directory = TemporaryDirectory()
+        var configuration = ServerConfiguration()
+        configuration.upstreamRate = 1_000
+        configuration.upstreamBurst = 1_000
+        configuration.upstreamConcurrency = 2
+        configuration.upstreamRetries = 0
+        configuration.dataDirectory = directory.path
+        configuration.searchAPI = .v1
+        let service = MetService(
+            configuration: configuration, upstream: probe, time: ManualTime(), logger: MemoryLog().logger(),
+            openAPI: Harness.openAPI)
+        #expect(await service.respond(to: .get("/public/collection/v1/search?hasImages=true&q=cypress")).status == 200)
+
+        fake.hold()
+        let search = Task { await service.respond(to: .get("/search?q=cypress&wait=30000")) }
+        await fake.waitForCalls(3)  // the list, then two objects: the limit
+        for _ in 0..<1_000 { await Task.yield() }
+        #expect(fake.calls.count == 3)
+        fake.release()
+        let page = try await search.value.searchPage()
+        #expect(page.objects == ids)
+        #expect(probe.most == 2)
+        #expect(fake.calls.count == 7)
+    }
+
+    @Test(arguments: [
+        ("relevance", [1, 2, 3]), ("id", [1, 2, 3]), ("-id", [3, 2, 1]), ("title", [2, 1, 3]),
+        ("-title", [3, 1, 2]), ("date", [2, 3, 1]), ("-date", [1, 3, 2]),
+    ])
+    func sortsThePage(sort: String, expected: [Int]) async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1, 2, 3]))
+        upstream.answer(.object(id: 1), with: .json(SearchSample.record(1, title: "banana", year: 1900)))
+        upstream.answer(.object(id: 2), with: .json(SearchSample.record(2, title: "Apple", year: 1800)))
+        upstream.answer(.object(id: 3), with: .json(SearchSample.record(3, title: "cherry", year: 1850)))
+        let page = try await SearchHarness(upstream, mode: .v1).get("/search?q=cypress&sort=\(sort)").searchPage()
+        #expect(page.objects == expected)
+    }
+
+    @Test func titleAndDateSortsOrderOnlyThePage() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1, 2, 3, 4]))
+        upstream.answer(.object(id: 1), with: .json(SearchSample.record(1, title: "d", year: nil)))
+        upstream.answer(.object(id: 2), with: .json(SearchSample.record(2, title: "c", year: 1900)))
+        upstream.answer(.object(id: 3), with: .json(SearchSample.record(3, title: "b", year: 1800)))
+        upstream.answer(.object(id: 4), with: .json(SearchSample.record(4, title: "a", year: 1700)))
+        let harness = SearchHarness(upstream, mode: .v1)
+        #expect(try await harness.get("/search?q=cypress&sort=title&limit=2").searchPage().objects == [2, 1])
+        // Records without a date sort last.
+        #expect(try await harness.get("/search?q=cypress&sort=date&limit=2").searchPage().objects == [2, 1])
+        #expect(try await harness.get("/search?q=cypress&sort=date&offset=2").searchPage().objects == [4, 3])
+    }
+
+    @Test func idSortsTheWholeListBeforePaging() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([5, 3, 9, 1, 7, 3]))
+        SearchSample.answerObjects([1, 3, 5, 7, 9], on: upstream)
+        let harness = SearchHarness(upstream, mode: .v1)
+        #expect(try await harness.get("/search?q=cypress&sort=id&limit=2").searchPage().objects == [1, 3])
+        #expect(try await harness.get("/search?q=cypress&sort=id&limit=2&offset=2").searchPage().objects == [5, 7])
+        #expect(try await harness.get("/search?q=cypress&sort=-id&limit=2").searchPage().objects == [9, 7])
+        // Five distinct IDs: one page of five is the whole list, so there is no next page.
+        let whole = try await harness.get("/search?q=cypress&sort=id&limit=5").searchPage()
+        #expect(whole.objects == [1, 3, 5, 7, 9])
+        #expect(whole.next == nil)
+    }
+
+    @Test func totalAndNextFollowTheList() async throws {
+        let upstream = FakeUpstream()
+        let filters = [SearchSample.hasImages, .init(name: "isHighlight", value: "true")]
+        upstream.answer(SearchSample.v1(filters: filters), with: SearchSample.ids(Array(1...45)))
+        SearchSample.answerObjects(1...45, on: upstream)
+        let harness = SearchHarness(upstream, mode: .v1)
+
+        let first = try await harness.get("/search?isHighlight=true&q=cypress").searchPage()
+        #expect(first.total == 45)
+        #expect(first.objects == Array(1...20))
+        #expect(first.next == "/search?q=cypress&isHighlight=true&offset=20&limit=20")
+        let second = try await harness.get(try #require(first.next)).searchPage()
+        #expect(second.objects == Array(21...40))
+        #expect(second.offset == 20)
+        let last = try await harness.get(try #require(second.next)).searchPage()
+        #expect(last.objects == Array(41...45))
+        #expect(last.next == nil)
+
+        let custom = try await harness.get(
+            "/search?q=cypress&isHighlight=true&sort=-id&fields=title,objectID&wait=100&limit=10"
+        ).searchPage()
+        #expect(
+            custom.next
+                == "/search?q=cypress&isHighlight=true&offset=10&limit=10&sort=-id&fields=objectID,title&wait=100")
+        #expect(custom.objects == Array((36...45).reversed()))
+        #expect(custom.records.allSatisfy { Set($0.keys) == ["objectID", "title"] })
+    }
+
+    @Test func aSearchWithNoMatchIsA200WithEmptyLists() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.page(0, "noresult"), with: SearchSample.ids([]))
+        let harness = SearchHarness(upstream)
+        let response = await harness.get("/search?q=noresult")
+        let page = try response.searchPage()
+        #expect(page.total == 0)
+        #expect(page.objects.isEmpty && page.missing.isEmpty && page.withoutImage.isEmpty && page.pending.isEmpty)
+        #expect(page.next == nil)
+        #expect(try response.jsonObject()["next"] is NSNull)
+        #expect(upstream.calls == [SearchSample.page(0, "noresult").cacheKey])
+    }
+
+    @Test func theQueryIsEchoedWithTypedValues() async throws {
+        let upstream = FakeUpstream()
+        let filters: [RequestTarget.QueryItem] = [
+            .init(name: "dateBegin", value: "-100"), .init(name: "dateEnd", value: "100"),
+            .init(name: "departmentId", value: "11"), SearchSample.hasImages,
+            .init(name: "medium", value: "Paintings|Silk"),
+        ]
+        upstream.answer(SearchSample.v1("sun", filters: filters), with: SearchSample.ids([]))
+        let harness = SearchHarness(upstream, mode: .v1)
+        let page = try await harness.get(
+            "/search?q=sun&medium=Paintings|Silk&departmentId=11&dateEnd=100&dateBegin=-100"
+        ).searchPage()
+        #expect(page.query["q"] as? String == "sun")
+        #expect(page.query["hasImages"] as? Bool == true)
+        #expect(page.query["departmentId"] as? Int == 11)
+        #expect(page.query["dateBegin"] as? Int == -100)
+        #expect(page.query["dateEnd"] as? Int == 100)
+        #expect(page.query["medium"] as? String == "Paintings|Silk")
+    }
+
+    @Test func aRepeatedSearchIsAnsweredOnTheLoopFromTheCache() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.page(0), with: SearchSample.ids([1, 2]))
+        SearchSample.answerObjects(1...2, on: upstream)
+        let harness = SearchHarness(upstream)
+        #expect(harness.getImmediately("/search?q=cypress") == nil)  // nothing cached yet
+
+        let first = await harness.get("/search?q=cypress")
+        #expect(first.headers["Cache-Status"] == "TheMet; fwd=uri-miss; stored")
+        let calls = upstream.calls
+        #expect(calls.count == 3)
+        harness.time.advance(by: 10)
+        let second = try #require(harness.getImmediately("/search?q=cypress"))
+        #expect(second.status == 200)
+        #expect(second.body == first.body)
+        #expect(second.headers["Cache-Status"]?.hasPrefix("TheMet; hit; ttl=") == true)
+        #expect(second.headers["Age"] == "10")
+        #expect(second.headers["ETag"] == first.headers["ETag"])
+        #expect(upstream.calls == calls)
+    }
+
+    @Test func ifNoneMatchGetsA304OnBothPaths() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.page(0), with: SearchSample.ids([1]))
+        SearchSample.answerObjects([1], on: upstream)
+        let harness = SearchHarness(upstream)
+        let first = await harness.get("/search?q=cypress")
+        let etag = try #require(first.headers["ETag"])
+
+        let immediate = try #require(harness.getImmediately("/search?q=cypress", headers: ["If-None-Match": etag]))
+        #expect(immediate.status == 304)
+        #expect(immediate.body.isEmpty)
+        #expect(immediate.headers["ETag"] == etag)
+        #expect(await harness.get("/search?q=cypress", headers: ["If-None-Match": etag]).status == 304)
+        let other = await harness.get("/search?q=cypress", headers: ["If-None-Match": "\"other\""])
+        #expect(other.status == 200)
+        #expect(upstream.calls.count == 2)
+    }
+
+    @Test func anUpstreamFailureOfTheListIsAProblem() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.page(0), with: .errorPage(500))
+        let harness = SearchHarness(upstream)
+        let response = await harness.get("/search?q=cypress")
+        #expect(response.status == 502)
+        #expect(response.problemCode == "upstream_error")
+    }
+}
