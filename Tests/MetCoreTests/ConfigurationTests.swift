@@ -286,13 +286,8 @@ struct ConfigurationTests {
 @Suite("The README's configuration table")
 struct ReadmeConfigurationTableTests {
     /// The README at the repository root, found from this file's path.
-    static let readme: String = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-            url.deleteLastPathComponent()
-        }
-        return (try? String(contentsOf: url.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
-    }()
+    static let readme =
+        (try? String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
     func listsEveryOptionWithItsVariable(flag: String) throws {

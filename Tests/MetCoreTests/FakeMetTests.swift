@@ -3,16 +3,10 @@ import Testing
 
 @testable import MetCore
 
-/// The fixture archive, found from this file's path, loaded once.
+/// The repository's fixture archive, loaded once.
 private let archive: FixtureArchive = {
-    var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-        let parent = url.deletingLastPathComponent()
-        precondition(parent.path != url.path, "no Package.swift above \(#filePath)")
-        url = parent
-    }
     do {
-        return try FixtureArchive(directory: url.appendingPathComponent("Fixtures").path, syntheticCount: 50)
+        return try FixtureArchive(directory: Repository.fixtures, syntheticCount: 50)
     } catch {
         preconditionFailure("cannot load the fixtures: \(error)")
     }

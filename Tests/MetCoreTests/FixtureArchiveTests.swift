@@ -3,16 +3,8 @@ import Testing
 
 @testable import MetCore
 
-/// The repository's `Fixtures` folder, found from this file's path (`Tests/MetCoreTests/…`).
-private let fixturesDirectory: String = {
-    var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-        let parent = url.deletingLastPathComponent()
-        precondition(parent.path != url.path, "no Package.swift above \(#filePath)")
-        url = parent
-    }
-    return url.appendingPathComponent("Fixtures").path
-}()
+/// The repository's `Fixtures` folder.
+private let fixturesDirectory = Repository.fixtures
 
 /// The archive without synthetic records, loaded once for the whole suite.
 private let fixturesOnly: FixtureArchive = {

@@ -3,16 +3,8 @@ import Testing
 
 @testable import MetCore
 
-/// The repository's `Fixtures` folder, found from this file's path.
-private let fixtures: String = {
-    var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-        let parent = url.deletingLastPathComponent()
-        precondition(parent.path != url.path, "no Package.swift above \(#filePath)")
-        url = parent
-    }
-    return url.appendingPathComponent("Fixtures").path
-}()
+/// The repository's `Fixtures` folder.
+private let fixtures = Repository.fixtures
 
 @Suite("The fake Met's search generations (--search-api)")
 struct SearchFakeMetTests {
