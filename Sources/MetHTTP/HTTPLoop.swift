@@ -50,6 +50,9 @@ final class HTTPLoop: @unchecked Sendable {
         evhttp_set_timeout_tv(http, &timeout)
         // Every method reaches the core, which owns the 405 policy; libevent would send HTML 501s.
         evhttp_set_allowed_methods(http, 0x1FF)
+        // Otherwise libevent labels every response without a Content-Type (302, 304, 204) as
+        // text/html; ours set theirs.
+        evhttp_set_default_content_type(http, nil)
         evhttp_set_gencb(
             http,
             { request, context in

@@ -3,13 +3,13 @@ import MetCore
 import MetHTTP
 
 // themet: parse the configuration, build the core and the HTTP layer, serve, drain on a signal.
-// `themet search QUERY …` runs one search through the same core and prints it.
+// `themet search|timeline|open …` answers one request through the same core and prints it.
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-let command = arguments.first == "search" ? "search" : "serve"
-if arguments.first == "serve" || arguments.first == "search" { arguments.removeFirst() }
+let routeCommand = arguments.first.flatMap(RouteCommands.named)
+if arguments.first == "serve" || routeCommand != nil { arguments.removeFirst() }
 if arguments.contains("--help") || arguments.contains("-h") {
-    print(command == "search" ? SearchCommand.usage : ServerConfiguration.usage)
+    print(routeCommand?.usage ?? ServerConfiguration.usage)
     exit(0)
 }
 if arguments.contains("--version") {
@@ -23,11 +23,11 @@ func exitForUsage(_ message: String) -> Never {
     exit(64)
 }
 
-var searchTarget = ""
-if command == "search" {
+var commandTarget = ""
+if let routeCommand {
     do {
-        let parsed = try SearchCommand.parse(arguments)
-        searchTarget = parsed.target
+        let parsed = try routeCommand.parse(arguments)
+        commandTarget = parsed.target
         // Quiet by default: the JSON goes to standard output, so only warnings go to standard error.
         arguments = ["--log-level", "warning"] + parsed.server
     } catch {
@@ -51,10 +51,11 @@ let logger = Logger(level: configuration.logLevel)
 let service = MetService(
     configuration: configuration, upstream: upstream, time: SystemTime(), logger: logger,
     openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
+service.store.load()
 
-if command == "search" {
+if routeCommand != nil {
     Task {
-        exit(await SearchCommand.run(target: searchTarget, service: service, pretty: isatty(1) == 1))
+        exit(await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1))
     }
     dispatchMain()
 }

@@ -150,10 +150,10 @@ struct SearchRouteTests {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("themet-search-cli-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try await Self.runThemet([
+        let run = try await ThemetCommand.run([
             "search", "cypress", "--upstream", BuiltProducts.fixtures.path, "--data-dir", directory, "--limit", "3",
         ])
-        #expect(run.status == 0, "standard error: \(String(decoding: run.errors, as: UTF8.self))")
+        #expect(run.status == 0, "standard error: \(run.errorText)")
         let json = try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any])
         let objects = try #require(json["objects"] as? [[String: Any]])
         #expect(objects.compactMap { $0["objectID"] as? Int } == [436_535, 437_980])
@@ -165,42 +165,9 @@ struct SearchRouteTests {
     }
 
     @Test func theCommandLineWithoutAQueryIsAUsageError() async throws {
-        let run = try await Self.runThemet(["search", "--limit", "3"])
+        let run = try await ThemetCommand.run(["search", "--limit", "3"])
         #expect(run.status == 64)
-        #expect(String(decoding: run.errors, as: UTF8.self).contains("QUERY"))
+        #expect(run.errorText.contains("QUERY"))
         #expect(run.output.isEmpty)
-    }
-
-    /// Runs `themet` with `arguments` to its end (killed after a minute), reading its output on
-    /// threads of their own so the cooperative pool never blocks.
-    private static func runThemet(_ arguments: [String]) async throws -> (status: Int32, output: Data, errors: Data) {
-        let process = Process()
-        process.executableURL = BuiltProducts.themet
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(60))
-            process.terminate()
-        }
-        defer { watchdog.cancel() }
-        async let printed = onThread { output.fileHandleForReading.readDataToEndOfFile() }
-        async let complained = onThread { errors.fileHandleForReading.readDataToEndOfFile() }
-        let (out, err) = await (printed, complained)
-        let status = await onThread {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-        return (status, out, err)
-    }
-
-    /// Runs blocking `body` on a new thread and returns its result.
-    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
     }
 }

@@ -90,7 +90,8 @@ struct ConfigurationTests {
             "--departments-ttl", "7d", "--not-found-ttl", "1.5", "--stale-if-error", "0", "--block-cooldown", "90s",
             "--max-uri-length", "1K", "--max-header-size", "2KiB", "--max-body-size", "0", "--request-timeout", "45s",
             "--upstream-rate", "0.5", "--upstream-burst", "5", "--upstream-concurrency", "4", "--upstream-retries", "0",
-            "--search-api", "v1.1", "--search-ttl", "10m",
+            "--search-api", "v1.1", "--search-ttl", "10m", "--widget-objects", "5", "--detail-url",
+            "https://app.example/objects/{id}", "--public-url", "https://met.example/",
         ])
         #expect(configuration.host == "::1")
         #expect(configuration.port == 0)
@@ -119,6 +120,9 @@ struct ConfigurationTests {
         #expect(configuration.upstreamRetries == 0)
         #expect(configuration.searchAPI == .v1_1)
         #expect(configuration.freshness.search == 600)
+        #expect(configuration.widgetObjects == 5)
+        #expect(configuration.detailURL == "https://app.example/objects/{id}")
+        #expect(configuration.publicURL == "https://met.example")
     }
 
     /// One bad value per option; the test below fails if an option is added without one.
@@ -150,6 +154,9 @@ struct ConfigurationTests {
         "--upstream-retries": "-1",
         "--search-api": "v2",
         "--search-ttl": "2y",
+        "--widget-objects": "0",
+        "--detail-url": "javascript:alert(1)",
+        "--public-url": "ftp://x",
     ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
@@ -159,6 +166,49 @@ struct ConfigurationTests {
         #expect(error?.flag == flag)
         #expect(error?.description.hasPrefix("\(flag): ") == true)
         #expect(error?.reason.contains("'\(bad)'") == true || bad.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("--widget-objects", "0"), ("--widget-objects", "101"), ("--widget-objects", "-5"),
+        ("--widget-objects", "ten"), ("--detail-url", "javascript:alert(1)"), ("--detail-url", "/objects/"),
+        ("--detail-url", "/objects/{id}/{id}"), ("--detail-url", "/objects/{ID}"), ("--detail-url", "/objects/{id}{"),
+        ("--detail-url", "//evil.example/{id}"), ("--detail-url", "ftp://x/{id}"), ("--detail-url", "https:///{id}"),
+        ("--detail-url", "https://user@app.example/{id}"), ("--detail-url", "/objects/{id}\r\nSet-Cookie: a=b"),
+        ("--detail-url", "/objects /{id}"), ("--detail-url", "objects/{id}"), ("--detail-url", ""),
+        ("--public-url", "ftp://x"), ("--public-url", "/themet"), ("--public-url", "met.example"),
+        ("--public-url", "https://"), ("--public-url", "https://met.example/?a=1"),
+        ("--public-url", "https://met.example/#top"), ("--public-url", "https://met.example/{id}"),
+        ("--public-url", "https://met.example\r\nX: y"), ("--public-url", "javascript:alert(1)"),
+        ("--public-url", ""),
+    ])
+    func theWidgetAndDeepLinkOptionsRefuseUnsafeValues(flag: String, value: String) {
+        let error = #expect(throws: ConfigurationError.self) { try parse([flag, value]) }
+        #expect(error?.flag == flag)
+    }
+
+    @Test(arguments: [
+        ("--detail-url", "/objects/{id}", "/objects/{id}"),
+        (
+            "--detail-url", "https://app.example/objects/{id}?from=widget",
+            "https://app.example/objects/{id}?from=widget"
+        ),
+        ("--detail-url", "HTTP://127.0.0.1:3000/{id}", "HTTP://127.0.0.1:3000/{id}"),
+        ("--public-url", "https://met.example", "https://met.example"),
+        ("--public-url", "https://met.example//", "https://met.example"),
+        ("--public-url", "http://127.0.0.1:8080/themet/", "http://127.0.0.1:8080/themet"),
+    ])
+    func theWidgetAndDeepLinkOptionsKeepSafeValues(flag: String, value: String, kept: String) throws {
+        let configuration = try parse([flag, value])
+        #expect((flag == "--detail-url" ? configuration.detailURL : configuration.publicURL) == kept)
+    }
+
+    @Test func theWidgetAndDeepLinkDefaults() throws {
+        let configuration = try parse()
+        #expect(configuration.widgetObjects == 30)
+        #expect(configuration.detailURL == "/objects/{id}")
+        #expect(configuration.publicURL == nil)
+        #expect(try parse(["--widget-objects", "1"]).widgetObjects == 1)
+        #expect(try parse(environment: ["THEMET_WIDGET_OBJECTS": "100"]).widgetObjects == 100)
     }
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))

@@ -88,7 +88,7 @@ struct SearchStoreTests {
 
     @Test func replaceReportsWhetherTheResultsChanged() throws {
         let directory = TemporaryDirectory()
-        let store = SharedStore(directory: directory.path, logger: MemoryLog().logger())
+        let store = SharedStore(directory: directory.path, capacity: 30, logger: MemoryLog().logger())
         let policy = FreshnessPolicy()
         func entry(_ id: Int) -> CacheEntry {
             let body = Array(SearchSample.record(id).utf8)
@@ -108,7 +108,7 @@ struct SearchStoreTests {
     @Test func anUnwritableDirectoryIsAWarningNotAFailure() async throws {
         let log = MemoryLog()
         let directory = TemporaryDirectory()
-        let store = SharedStore(directory: directory.path + "/missing", logger: log.logger())
+        let store = SharedStore(directory: directory.path + "/missing", capacity: 30, logger: log.logger())
         let body = Array(SearchSample.record(1).utf8)
         let entry = CacheEntry(
             key: MetResource.object(id: 1).cacheKey, kind: .object, status: 200, body: body, storedAt: 0,

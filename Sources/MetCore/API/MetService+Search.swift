@@ -1,7 +1,30 @@
 extension MetService {
+    /// A hydrated search page with what the response needs besides the objects.
+    struct HydratedPage {
+        var result: SearchResult
+        var page: (ids: [Int], total: Int, reachable: Int)
+        /// The ID-list entries the page came from (their freshness bounds the response's).
+        var lists: [CacheEntry]
+        var outcome: CacheOutcome
+    }
+
     /// A `/search` page answered from fresh cache entries alone, on the calling (loop) thread; nil
     /// when the ID list or any object of the page needs the upstream.
     func searchImmediately(_ query: SearchQuery, _ presentation: Presentation) -> Response? {
+        hydratedPageImmediately(query).map { searchResponse($0, query: query, presentation, at: time.now()) }
+    }
+
+    /// A `/search` page: the ID list from the cache or the upstream (v1.1 or v1, falling back
+    /// between them in `auto` mode), then every object of the page through the shared cache.
+    func search(_ query: SearchQuery, _ presentation: Presentation) async -> Response {
+        switch await hydratedPage(query) {
+        case .success(let page): searchResponse(page, query: query, presentation, at: time.now())
+        case .failure(let error): error.response
+        }
+    }
+
+    /// The page from fresh cache entries alone, or nil; see `searchImmediately`. Loop thread safe.
+    func hydratedPageImmediately(_ query: SearchQuery) -> HydratedPage? {
         let now = time.now()
         let window = SearchWindow(query: query, api: searchGeneration.withLock { $0 })
         var lists: [MetResource: IDList] = [:]
@@ -26,22 +49,21 @@ extension MetService {
         }
         for _ in 0..<(listEntries.count + entries.count) { cache.count(.hit) }
         let result = SearchResult(ids: page.ids, entries: entries, query: query)
-        if !result.objects.isEmpty, store.ids != result.objects.compactMap(\.objectID) {
+        if !result.objects.isEmpty, store.differs(from: result.objects) {
             // Writing objects.json is file I/O: never on the loop thread.
             let store = self.store
             let objects = result.objects
             Task { store.replace(with: objects) }
         }
-        return searchResponse(
-            result, page: page, query: query, lists: listEntries, outcome: .hit, presentation, at: now)
+        return HydratedPage(result: result, page: page, lists: listEntries, outcome: .hit)
     }
 
-    /// A `/search` page: the ID list from the cache or the upstream (v1.1 or v1, falling back
+    /// The hydrated page for `query`, or the error response: the ID list from the cache or the upstream (v1.1 or v1, falling back
     /// between them in `auto` mode), then every object of the page through the shared cache.
     /// Objects not cached are fetched in the background under the pacer; the answer waits for
     /// them until `query.wait` and lists the rest as `pending`, while their fetches go on and fill
     /// the cache for the next identical request.
-    func search(_ query: SearchQuery, _ presentation: Presentation) async -> Response {
+    func hydratedPage(_ query: SearchQuery) async -> Result<HydratedPage, ResponseError> {
         var api = searchGeneration.withLock { $0 }
         var lists: [MetResource: IDList] = [:]
         var listEntries: [CacheEntry] = []
@@ -69,7 +91,7 @@ extension MetService {
                     case .failed(let error):
                         failure = (error, resource)
                     case .cancelled:
-                        return Response(status: 499)
+                        return .failure(ResponseError(Response(status: 499)))
                     }
                     if failure != nil { break }
                 }
@@ -78,7 +100,9 @@ extension MetService {
             guard let (error, _) = failure, let other = switchedGeneration(from: api, after: error) else { break }
             api = other
         }
-        if let (error, resource) = failure { return problem(for: error, resource: resource).response }
+        if let (error, resource) = failure {
+            return .failure(ResponseError(problem(for: error, resource: resource).response))
+        }
 
         let page = SearchWindow(query: query, api: api).page(from: lists)
         let now = time.now()
@@ -99,8 +123,7 @@ extension MetService {
         }
         let result = SearchResult(ids: page.ids, entries: entries, query: query)
         if !result.objects.isEmpty { store.replace(with: result.objects) }
-        return searchResponse(
-            result, page: page, query: query, lists: listEntries, outcome: outcome, presentation, at: time.now())
+        return .success(HydratedPage(result: result, page: page, lists: listEntries, outcome: outcome))
     }
 
     /// Starts a background fetch for each of `ids` (joining any already running), and waits for
@@ -151,9 +174,9 @@ extension MetService {
     /// The HTTP response for a hydrated page: JSON body with its own ETag; cacheable for as long
     /// as the ID list stays fresh, unless something is still pending.
     private func searchResponse(
-        _ result: SearchResult, page: (ids: [Int], total: Int, reachable: Int), query: SearchQuery,
-        lists: [CacheEntry], outcome: CacheOutcome, _ presentation: Presentation, at now: Double
+        _ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation, at now: Double
     ) -> Response {
+        let (result, page, lists, outcome) = (hydrated.result, hydrated.page, hydrated.lists, hydrated.outcome)
         let next = query.offset + query.limit < page.reachable ? query.url(offset: query.offset + query.limit) : nil
         let body = result.body(query: query, total: page.total, next: next)
         let etag = ETag.strong(for: body)

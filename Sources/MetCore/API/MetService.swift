@@ -9,6 +9,10 @@ public final class MetService: Responder {
         case resource(MetResource, Presentation)
         /// The answer is a hydrated search page.
         case search(SearchQuery, Presentation)
+        /// The answer is a widget timeline built from a hydrated search.
+        case widget(WidgetRequest, Presentation)
+        /// The answer is where object `id`'s deep link leads (a 302, or JSON when `asJSON`).
+        case open(id: Int, asJSON: Bool)
     }
 
     /// How a resource was obtained.
@@ -75,6 +79,10 @@ public final class MetService: Responder {
     let startedAt: Double
     private let openAPIDocument: CacheEntry
     private let compress: (@Sendable ([UInt8]) -> [UInt8])?
+    /// `--detail-url`: where public-domain objects' deep links lead.
+    let detailURL: String
+    /// `--public-url`: makes the widget's links absolute.
+    let publicURL: String?
     /// The latest search results (`objects.json`).
     public let store: SharedStore
     /// `--search-api`.
@@ -98,7 +106,10 @@ public final class MetService: Responder {
         openAPI: [UInt8], compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
         self.compress = compress
-        store = SharedStore(directory: configuration.dataDirectory, logger: logger)
+        detailURL = configuration.detailURL
+        publicURL = configuration.publicURL
+        store = SharedStore(
+            directory: configuration.dataDirectory, capacity: configuration.widgetObjects, logger: logger)
         searchMode = configuration.searchAPI
         searchGeneration = Locked(configuration.searchAPI == .v1 ? .v1 : .v1_1)
         cache = MemoryCache(capacity: configuration.cacheSize)
@@ -128,6 +139,10 @@ public final class MetService: Responder {
             return finish(present(entry, presentation, outcome: .hit, at: now))
         case .search(let query, let presentation):
             return searchImmediately(query, presentation).map(finish)
+        case .widget(let widget, let presentation):
+            return widgetImmediately(widget, presentation).map(finish)
+        case .open(let id, let asJSON):
+            return openImmediately(id, asJSON: asJSON).map(finish)
         }
     }
 
@@ -139,6 +154,10 @@ public final class MetService: Responder {
             return finish(await fetch(resource, presentation))
         case .search(let query, let presentation):
             return finish(await search(query, presentation))
+        case .widget(let widget, let presentation):
+            return finish(await widgetTimeline(widget, presentation))
+        case .open(let id, let asJSON):
+            return finish(await open(id, asJSON: asJSON))
         }
     }
 
@@ -243,6 +262,23 @@ public final class MetService: Responder {
             return .resource(.departments, Presentation(route, for: request))
         case .search:
             return .search(try SearchQuery(target), Presentation(route, for: request))
+        case .widgetTimeline:
+            let widget = try WidgetRequest(target)
+            if widget.search == nil { return .answer(storeTimeline(widget, Presentation(route, for: request))) }
+            return .widget(widget, Presentation(route, for: request))
+        case .open(let text):
+            let asJSON = try Self.openFormat(target, allowing: text == nil ? ["url", "format"] : ["format"])
+            let id: Int
+            if let text {
+                id = try ObjectID.parse(text)
+            } else {
+                guard let url = target.value(of: "url") else {
+                    throw Problem(
+                        .invalidParameter, "url is required: a deep link such as themet://436535.", parameter: "url")
+                }
+                id = try DeepLink.objectID(in: url)
+            }
+            return .open(id: id, asJSON: asJSON)
         case .mirrorSearch(let api):
             if api == .v1, (target.value(of: "q") ?? "").isEmpty {
                 // The Met's v1 answers 502 without q (API.md §5): say why here instead of asking it.

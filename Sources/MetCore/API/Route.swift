@@ -6,6 +6,10 @@ enum Route: Equatable {
     case departments
     /// `/search`: hydrated search.
     case search
+    /// `/widget/timeline`.
+    case widgetTimeline
+    /// `/open?url=themet://{id}` (nil) or `/open/{id}` (the ID segment, unparsed).
+    case open(String?)
     /// `/objects/{id}`, with the ID segment still unparsed.
     case object(String)
     /// `/public/collection/v1/objects/{id}`.
@@ -24,6 +28,8 @@ enum Route: Equatable {
         case "/openapi.yaml": self = .openAPI
         case "/departments": self = .departments
         case "/search": self = .search
+        case "/widget/timeline": self = .widgetTimeline
+        case "/open": self = .open(nil)
         case SearchAPI.v1.path: self = .mirrorSearch(.v1)
         case SearchAPI.v1_1.path: self = .mirrorSearch(.v1_1)
         case MetResource.basePath + "/objects": self = .mirrorObjectList
@@ -31,6 +37,8 @@ enum Route: Equatable {
         default:
             if let id = Self.lastSegment(of: path, after: "/objects/") {
                 self = .object(id)
+            } else if let id = Self.lastSegment(of: path, after: "/open/") {
+                self = .open(id)
             } else if let id = Self.lastSegment(of: path, after: MetResource.basePath + "/objects/") {
                 self = .mirrorObject(id)
             } else {

@@ -146,6 +146,32 @@ extension ServerConfiguration {
             configuration.searchAPI = mode
             return nil
         },
+        integerOption(
+            "--widget-objects", "30",
+            "How many of the latest search results the widget store keeps (the app kept 5 to 30).",
+            range: 1...100
+        ) { $0.widgetObjects = $1 },
+        ConfigurationOption(
+            flag: "--detail-url", placeholder: "TEMPLATE", defaultText: "/objects/{id}",
+            help: "Where /open sends public-domain objects: a path or http(s) URL containing {id}."
+        ) { configuration, value in
+            guard URLTemplates.isDetailTemplate(value) else {
+                return "expected a path or http(s) URL containing {id} once, such as https://app.example/objects/{id}, "
+                    + "got '\(value)'"
+            }
+            configuration.detailURL = value
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--public-url", placeholder: "URL", defaultText: "none (relative links)",
+            help: "This server's public base URL, to make the widget's openURL links absolute."
+        ) { configuration, value in
+            guard let base = URLTemplates.publicBase(value) else {
+                return "expected an http(s) URL such as https://met.example, got '\(value)'"
+            }
+            configuration.publicURL = base
+            return nil
+        },
         durationOption(
             "--idle-timeout", "60s", "Idle keep-alive connections and slow clients are closed after this.",
             range: 1...3_600

@@ -72,6 +72,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var limits = RequestLimits()
     /// Which generation of the Met's search to use. Default `auto`: v1.1, with v1 as a fallback.
     public var searchAPI = SearchAPIMode.auto
+    /// How many of the latest search results the shared store (and the widget) keeps. Default 30,
+    /// the most the app kept.
+    public var widgetObjects = 30
+    /// Where `/open` sends public-domain objects: a path or absolute http(s) URL containing `{id}`.
+    /// Default `/objects/{id}`.
+    public var detailURL = "/objects/{id}"
+    /// The server's public base URL (`https://met.example`), which makes the widget's `openURL`s
+    /// absolute; nil keeps them relative (`/open/1`). Default none.
+    public var publicURL: String?
 
     /// The defaults, given the environment (for the data directory) and the core count.
     public init(environment: [String: String] = [:], processorCount: Int = 1) {

@@ -42,6 +42,27 @@ public enum JSONProjection {
         }
     }
 
+    /// The byte ranges of the elements of a top-level JSON array; nil when the bytes are not an
+    /// array or are cut short. Checks structure only, like `topLevelMembers`.
+    static func topLevelElements(_ json: [UInt8]) -> [Range<Int>]? {
+        var index = skipSpace(json, 0)
+        guard index < json.count, json[index] == UInt8(ascii: "[") else { return nil }
+        index = skipSpace(json, index + 1)
+        var elements: [Range<Int>] = []
+        if index < json.count, json[index] == UInt8(ascii: "]") {
+            return skipSpace(json, index + 1) == json.count ? [] : nil
+        }
+        while true {
+            guard let end = endOfValue(json, index) else { return nil }
+            elements.append(index..<end)
+            index = skipSpace(json, end)
+            guard index < json.count else { return nil }
+            if json[index] == UInt8(ascii: "]") { return skipSpace(json, index + 1) == json.count ? elements : nil }
+            guard json[index] == UInt8(ascii: ",") else { return nil }
+            index = skipSpace(json, index + 1)
+        }
+    }
+
     private static func skipSpace(_ json: [UInt8], _ start: Int) -> Int {
         var index = start
         while index < json.count,

@@ -4,6 +4,8 @@ import Foundation
 struct Servers: Sendable {
     let fake: RunningProcess
     let themet: RunningProcess
+    /// themet's data directory (`--data-dir`), fresh for each `start`.
+    let dataDirectory: String
 
     /// Starts the fake Met with `fakeArguments`, then themet against it with `themetArguments`
     /// (plus a fresh data directory and one loop per core).
@@ -13,10 +15,23 @@ struct Servers: Sendable {
             BuiltProducts.fixtureServer, ["--port", "0", "--fixtures", BuiltProducts.fixtures.path] + fakeArguments)
         let dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("themet-test-\(UUID().uuidString)").path
-        let themet = try await RunningProcess(
+        let themet = try await startThemet(upstream: fake, dataDirectory: dataDirectory, themetArguments)
+        return Servers(fake: fake, themet: themet, dataDirectory: dataDirectory)
+    }
+
+    /// A new themet against the same fake Met and on the same data directory, as after a restart
+    /// (stop the running one first: SIGTERM, then `waitForExit`).
+    func restartingThemet(_ themetArguments: [String] = []) async throws -> Servers {
+        let themet = try await Self.startThemet(upstream: fake, dataDirectory: dataDirectory, themetArguments)
+        return Servers(fake: fake, themet: themet, dataDirectory: dataDirectory)
+    }
+
+    private static func startThemet(
+        upstream fake: RunningProcess, dataDirectory: String, _ arguments: [String]
+    ) async throws -> RunningProcess {
+        try await RunningProcess(
             BuiltProducts.themet,
-            ["serve", "--port", "0", "--upstream", fake.baseURL, "--data-dir", dataDirectory] + themetArguments)
-        return Servers(fake: fake, themet: themet)
+            ["serve", "--port", "0", "--upstream", fake.baseURL, "--data-dir", dataDirectory] + arguments)
     }
 
     /// GET (or another method) against themet.

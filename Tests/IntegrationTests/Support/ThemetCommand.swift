@@ -1,0 +1,50 @@
+import Foundation
+
+/// `themet` run once as a command (`search`, `timeline`, `open`), to its end.
+enum ThemetCommand {
+    /// What one run left behind.
+    struct Outcome: Sendable {
+        /// The exit status.
+        var status: Int32
+        /// Everything written to standard output.
+        var output: Data
+        /// Everything written to standard error.
+        var errors: Data
+
+        /// Standard error as text, for failure messages.
+        var errorText: String { String(decoding: errors, as: UTF8.self) }
+    }
+
+    /// Runs `themet` with `arguments` to its end (killed after a minute), reading its output on
+    /// threads of their own so the cooperative pool never blocks.
+    static func run(_ arguments: [String]) async throws -> Outcome {
+        let process = Process()
+        process.executableURL = BuiltProducts.themet
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            process.terminate()
+        }
+        defer { watchdog.cancel() }
+        async let printed = onThread { output.fileHandleForReading.readDataToEndOfFile() }
+        async let complained = onThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        let (out, err) = await (printed, complained)
+        let status = await onThread {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        return Outcome(status: status, output: out, errors: err)
+    }
+
+    /// Runs blocking `body` on a new thread and returns its result.
+    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+}
