@@ -52,7 +52,11 @@ struct ListeningSocket: Sendable {
                 Glibc.close(fd)
                 continue
             }
-            guard listen(fd, 1024) == 0, evutil_make_socket_nonblocking(fd) == 0 else {
+            // Accepted sockets inherit TCP_NODELAY on Linux. Without it, a body larger than one
+            // write leaves its last segment waiting for the client's delayed ACK: 40 ms a response.
+            guard setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<CInt>.size)) == 0,
+                listen(fd, 1024) == 0, evutil_make_socket_nonblocking(fd) == 0
+            else {
                 lastError = HTTPServerError("listen(\(host):\(port))")
                 Glibc.close(fd)
                 continue

@@ -450,6 +450,22 @@ struct SearchTests {
         #expect(upstream.calls.count == 2)
     }
 
+    @Test func theETagFollowsTheRecordsNotJustTheIDs() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.page(0), with: SearchSample.ids([1]))
+        upstream.answer(.object(id: 1), with: .json(SearchSample.record(1, title: "Cypresses")))
+        let harness = SearchHarness(upstream) { $0.freshness.object = 60 }
+        let first = await harness.get("/search?q=cypress")
+        // The record changes upstream; once its entry expires, the same page has a new body and tag.
+        upstream.answer(.object(id: 1), with: .json(SearchSample.record(1, title: "Cypresses (retitled)")))
+        harness.time.advance(by: 61)
+        let second = await harness.get("/search?q=cypress")
+        #expect(second.body != first.body)
+        #expect(second.headers["ETag"] != first.headers["ETag"])
+        let other = await harness.get("/search?q=cypress&limit=5")
+        #expect(other.headers["ETag"] != second.headers["ETag"])  // another page of the same list
+    }
+
     @Test func anUpstreamFailureOfTheListIsAProblem() async throws {
         let upstream = FakeUpstream()
         upstream.answer(SearchSample.page(0), with: .errorPage(500))

@@ -171,15 +171,15 @@ extension MetService {
         return other
     }
 
-    /// The HTTP response for a hydrated page: JSON body with its own ETag; cacheable for as long
-    /// as the ID list stays fresh, unless something is still pending.
+    /// The HTTP response for a hydrated page: JSON body with its own ETag (derived from its
+    /// parts' ETags, so a 304 renders nothing); cacheable for as long as the ID list stays fresh,
+    /// unless something is still pending.
     private func searchResponse(
         _ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation, at now: Double
     ) -> Response {
         let (result, page, lists, outcome) = (hydrated.result, hydrated.page, hydrated.lists, hydrated.outcome)
         let next = query.offset + query.limit < page.reachable ? query.url(offset: query.offset + query.limit) : nil
-        let body = result.body(query: query, total: page.total, next: next)
-        let etag = ETag.strong(for: body)
+        let etag = result.etag(query: query, lists: lists)
         let freshUntil = lists.map(\.freshUntil).min() ?? now
         let storedAt = lists.map(\.storedAt).min() ?? now
         let remaining = max(0, Int((freshUntil - now).rounded(.down)))
@@ -192,6 +192,7 @@ extension MetService {
             return Response(status: 304, headers: headers, cacheOutcome: outcome)
         }
         headers.append("Content-Type", Response.jsonContentType)
+        let body = result.body(query: query, total: page.total, next: next)
         return Response(status: 200, headers: headers, body: body, cacheOutcome: outcome)
     }
 

@@ -37,7 +37,7 @@ struct SearchResult {
     /// The response body: `query`, `total`, `offset`, `limit`, `sort`, `objects` (records byte
     /// for byte, or their projection), `missing`, `withoutImage`, `pending`, `next`.
     func body(query: SearchQuery, total: Int, next: String?) -> [UInt8] {
-        var json = JSONWriter()
+        var json = JSONWriter(capacity: objects.reduce(1_024) { $0 + $1.body.count })
         json.beginObject()
         json.key("query")
         query.writeEcho(to: &json)
@@ -65,6 +65,19 @@ struct SearchResult {
         if let next { json.string(next) } else { json.null() }
         json.endObject()
         return json.bytes
+    }
+
+    /// A strong ETag for the body `body(query:total:next:)` renders, without hashing the body:
+    /// the body is a pure function of the query, the ID lists and the records, and each of those
+    /// already has a strong ETag (the query by its canonical URL).
+    func etag(query: SearchQuery, lists: [CacheEntry]) -> String {
+        var parts = query.url(offset: query.offset) + "|" + query.filters.map(\.value).joined(separator: ",")
+        for entry in lists { parts += "|" + entry.etag }
+        for entry in objects { parts += "|" + entry.etag }
+        for (name, ids) in [("m", missing), ("w", withoutImage), ("p", pending)] {
+            parts += "|\(name)" + ids.map(String.init).joined(separator: ",")
+        }
+        return ETag.strong(for: Array(parts.utf8))
     }
 
     private static func title(_ entry: CacheEntry) -> String {

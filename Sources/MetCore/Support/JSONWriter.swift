@@ -6,7 +6,9 @@ public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
-    public init() { bytes.reserveCapacity(256) }
+    /// - Parameter capacity: bytes to reserve, when the caller knows about how long the document
+    ///   will be (it saves regrowing large documents).
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
     public mutating func beginObject() {
         separate()
