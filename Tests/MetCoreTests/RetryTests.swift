@@ -123,7 +123,7 @@ struct RetryTests {
         let rig = RetryRig(attempts: 3)
         rig.upstream.answer(.object(id: 1), withEach: [.errorPage(503), .json(Sample.object(1))])
         let (result, pauses) = await rig.fetchThroughBackoffs()
-        #expect(result == .success(CacheableAnswer(status: 200, body: Array(Sample.object(1).utf8))))
+        #expect(result == .success(storedObject1))
         #expect(rig.upstream.calls.count == 2)
         #expect(pauses == [1])
         let counts = Dictionary(uniqueKeysWithValues: rig.monitor.counts)
@@ -178,7 +178,7 @@ struct RetryTests {
         rig.upstream.release()
         await waitUntil { rig.recorded == 1 && rig.time.sleeping == 1 }
         rig.time.advance(by: 1)  // the first back-off
-        #expect(await fetch.value == .success(CacheableAnswer(status: 200, body: Array(Sample.object(1).utf8))))
+        #expect(await fetch.value == .success(storedObject1))
         #expect(rig.upstream.calls.count == 2)
         let counts = Dictionary(uniqueKeysWithValues: rig.monitor.counts)
         #expect(counts[.timeout] == 1)
@@ -291,3 +291,8 @@ struct RetryTests {
         #expect(upstream.calls == [Sample.objectKey(1)])  // the queued fetch never reached the upstream
     }
 }
+
+/// What a successful fetch of `Sample.object(1)` yields: its bytes and the summary read from them.
+private let storedObject1 = CacheableAnswer(
+    status: 200, body: Array(Sample.object(1).utf8),
+    details: EntryDetails.read(Array(Sample.object(1).utf8), kind: .object))

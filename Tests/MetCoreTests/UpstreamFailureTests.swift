@@ -216,6 +216,11 @@ struct UpstreamFailureTests {
             time: ManualTime(),
             logger: MemoryLog().logger())
         let reply = UpstreamReply(status: 200, contentType: "application/json", body: Array(body.utf8))
-        #expect(client.judge(reply, for: resource) == .success(CacheableAnswer(status: 200, body: Array(body.utf8))))
+        #expect(
+            client.judge(reply, for: resource)
+                == .success(
+                    CacheableAnswer(
+                        status: 200, body: Array(body.utf8),
+                        details: EntryDetails.read(Array(body.utf8), kind: resource.kind))))
     }
 }

@@ -181,10 +181,9 @@ public final class MetService: Responder {
         }
         let (result, joined) = await flights.run(key) { [client, cache, time, freshness, compress] in
             await client.fetch(resource).map { answer in
-                let details = answer.status == 200 ? EntryDetails.read(answer.body, kind: resource.kind) : .none
                 let entry = CacheEntry(
                     key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
-                    policy: freshness, message: answer.message, details: details, compress: compress)
+                    policy: freshness, message: answer.message, details: answer.details, compress: compress)
                 cache.store(entry)
                 return entry
             }

@@ -8,6 +8,8 @@ public struct CacheableAnswer: Sendable, Equatable {
     public var body: [UInt8]
     /// For a 404, the Met's `message` (`ObjectID not found` or `Not a valid object`).
     public var message: String? = nil
+    /// For a 200, what validating the body read from it (an object's summary, an ID list).
+    public var details: EntryDetails = .none
 }
 
 /// Calls the upstream for a `MetResource` and judges the answer: validates 200 bodies, keeps the
@@ -145,8 +147,9 @@ public struct MetClient: Sendable {
     func judge(_ reply: UpstreamReply, for resource: MetResource) -> Result<CacheableAnswer, UpstreamError> {
         switch reply.status {
         case 200:
-            if let problem = Self.validationProblem(reply.body, for: resource) { return .failure(.malformed(problem)) }
-            return .success(CacheableAnswer(status: 200, body: reply.body))
+            return Self.details(of: reply.body, for: resource).map {
+                CacheableAnswer(status: 200, body: reply.body, details: $0)
+            }
         case 404 where resource.kind == .object:
             guard let error = try? JSONDecoder().decode(MessageBody.self, from: Data(reply.body)) else {
                 return .failure(.malformed("404 without a JSON message"))
@@ -176,24 +179,26 @@ public struct MetClient: Sendable {
         if error != .cancelled { logger.warning("upstream \(text) (attempt \(attempt) of \(retryPolicy.maxAttempts))") }
     }
 
-    /// Why `body` is not what `resource` should return, or nil when it is.
-    static func validationProblem(_ body: [UInt8], for resource: MetResource) -> String? {
-        let decoder = JSONDecoder()
-        let data = Data(body)
-        do {
-            switch resource {
-            case .object(let id):
-                let record = try decoder.decode(ObjectProbe.self, from: data)
-                if record.objectID != id { return "asked for object \(id), got \(record.objectID)" }
-            case .objectList, .search:
-                _ = try decoder.decode(ObjectListProbe.self, from: data)
-            case .departments:
-                _ = try decoder.decode(DepartmentsProbe.self, from: data)
+    /// Validates a 200 body for `resource` and returns what it holds; one decoding serves both
+    /// (the details are kept in the cache entry). `.malformed` when the body is not what the
+    /// resource returns.
+    static func details(of body: [UInt8], for resource: MetResource) -> Result<EntryDetails, UpstreamError> {
+        let details = EntryDetails.read(body, kind: resource.kind)
+        switch (resource, details) {
+        case (.object(let id), .object(let summary)):
+            guard summary.objectID == id else {
+                return .failure(.malformed("asked for object \(id), got \(summary.objectID)"))
             }
-            return nil
-        } catch {
-            return "body is not the expected JSON (\(body.count) bytes)"
+            return .success(details)
+        case (.objectList, .ids), (.search, .ids):
+            return .success(details)
+        case (.departments, _):
+            guard (try? JSONDecoder().decode(DepartmentsProbe.self, from: Data(body))) != nil else { break }
+            return .success(details)
+        default:
+            break
         }
+        return .failure(.malformed("body is not the expected JSON (\(body.count) bytes)"))
     }
 
     private static func looksLikeHTML(_ reply: UpstreamReply) -> Bool {
@@ -202,11 +207,6 @@ public struct MetClient: Sendable {
         return start == UInt8(ascii: "<")
     }
 
-    private struct ObjectProbe: Decodable { let objectID: Int }
-    private struct ObjectListProbe: Decodable {
-        let total: Int
-        let objectIDs: [Int]?
-    }
     private struct DepartmentsProbe: Decodable {
         struct Department: Decodable {
             let departmentId: Int
