@@ -6,13 +6,13 @@
 #include <sys/types.h>
 #include <sys/time.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/keyvalq_struct.h>
 #include <event2/thread.h>
 #include <event2/util.h>
+
+// glibc declares accept4 only under _GNU_SOURCE, which must not be defined here (see above).
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 #endif

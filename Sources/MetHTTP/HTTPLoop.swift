@@ -3,73 +3,95 @@ import Foundation
 import MetCore
 import Synchronization
 
-/// One libevent loop on its own thread, with its own `evhttp` accepting on a shared listening
-/// socket. Requests are parsed and, when the core can, answered inside the libevent callback;
+/// One libevent loop on its own thread, accepting on a shared listening socket and serving its
+/// connections. Requests are parsed and, when the core can, answered inside the read callback;
 /// the rest become tasks whose responses are posted back here.
 ///
 /// Everything but `execute(_:)` and the atomic counters runs on the loop thread only.
 final class HTTPLoop: @unchecked Sendable {
+    /// Byte limits of the wire layer: backstops above the core's own, which answers first with
+    /// its problem documents.
+    struct WireLimits {
+        /// The longest request line looked for before answering 414.
+        var targetBytes: Int
+        /// The largest request head (request line and header fields).
+        var headBytes: Int
+        /// The largest request body.
+        var bodyBytes: Int
+    }
+
     let index: Int
+    let limits: WireLimits
+    /// `--idle-timeout`, for `event_add`.
+    let idleTimeout: timeval
+    let idleTimeoutSeconds: Double
     private let base: OpaquePointer
-    private let http: OpaquePointer
-    private var boundSocket: OpaquePointer?
+    private let listeningDescriptor: CInt
+    private var acceptEvent: OpaquePointer?
     private var wakeEvent: OpaquePointer?
     private let responder: any Responder
     private let logger: Logger
     private let jobs = Locked(JobQueue())
-    /// Requests that went async, by ID; loop thread only.
-    private var pending: [UInt64: PendingRequest] = [:]
+    private var connections: [CInt: HTTPConnection] = [:]
+    /// Requests that went async, by ID.
+    private var pending: [UInt64: Exchange] = [:]
     private var nextID: UInt64 = 0
+    private var date = HTTPDate()
     /// Set when the server drains: replies then carry `Connection: close`.
     private var draining = false
-    /// Requests received but whose reply has not been fully written yet (any thread may read).
+    /// Requests received whose reply has not been fully written yet (any thread may read).
     let outstanding = Atomic<Int>(0)
 
-    /// Creates the loop's event base and evhttp. Must run on the loop's own thread, which then
-    /// calls `run()`.
+    /// A request the core answers asynchronously.
+    private struct Exchange {
+        let connection: HTTPConnection
+        let head: RequestHead
+        let started: UInt64
+        var task: Task<Void, Never>?
+        /// The client left; the answer goes nowhere (logged as 499).
+        var clientGone = false
+    }
+
+    /// Creates the loop's event base and starts accepting on `listeningDescriptor`, which the
+    /// loop then owns. Must run on the loop's own thread, which then calls `run()`.
     init(
         index: Int, listeningDescriptor: CInt, configuration: HTTPServerConfiguration, responder: any Responder,
         logger: Logger
     ) throws {
-        guard let base = event_base_new() else { throw HTTPServerError("event_base_new") }
-        guard let http = evhttp_new(base) else {
-            event_base_free(base)
-            throw HTTPServerError("evhttp_new")
-        }
+        guard let config = event_config_new() else { throw HTTPServerError("event_config_new") }
+        defer { event_config_free(config) }
+        // Coalesces the epoll changes made while handling one batch of events into one call each.
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        guard let base = event_base_new_with_config(config) else { throw HTTPServerError("event_base_new") }
         self.index = index
         self.base = base
-        self.http = http
+        self.listeningDescriptor = listeningDescriptor
         self.responder = responder
         self.logger = logger
+        let core = configuration.limits
+        limits = WireLimits(
+            targetBytes: core.maxURILength + 1_024, headBytes: core.maxURILength + core.maxHeaderBytes + 4_096,
+            bodyBytes: max(core.maxBodyBytes, 65_536) * 16)
+        idleTimeoutSeconds = configuration.idleTimeout
+        let whole = configuration.idleTimeout.rounded(.down)
+        idleTimeout = timeval(
+            tv_sec: Int(whole), tv_usec: Int(((configuration.idleTimeout - whole) * 1_000_000).rounded()))
 
-        let limits = configuration.limits
-        // Backstops above the core's own limits, so the core answers first with a problem document.
-        evhttp_set_max_headers_size(http, limits.maxURILength + limits.maxHeaderBytes + 4_096)
-        evhttp_set_max_body_size(http, max(limits.maxBodyBytes, 65_536) * 16)
-        var timeout = timeval(tv_sec: Int(configuration.idleTimeout), tv_usec: 0)
-        evhttp_set_timeout_tv(http, &timeout)
-        // Every method reaches the core, which owns the 405 policy; libevent would send HTML 501s.
-        evhttp_set_allowed_methods(http, 0x1FF)
-        // Otherwise libevent labels every response without a Content-Type (302, 304, 204) as
-        // text/html; ours set theirs.
-        evhttp_set_default_content_type(http, nil)
-        evhttp_set_gencb(
-            http,
-            { request, context in
-                guard let request, let context else { return }
-                Unmanaged<HTTPLoop>.fromOpaque(context).takeUnretainedValue().handle(request)
-            }, Unmanaged.passUnretained(self).toOpaque())
-
+        let context = Unmanaged.passUnretained(self).toOpaque()
         wakeEvent = event_new(
             base, -1, 0,
-            { _, _, context in
-                Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().drainJobs()
-            }, Unmanaged.passUnretained(self).toOpaque())
-        guard wakeEvent != nil else { throw HTTPServerError("event_new") }
-        guard let bound = evhttp_accept_socket_with_handle(http, listeningDescriptor) else {
-            throw HTTPServerError("evhttp_accept_socket_with_handle")
+            { _, _, context in Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().drainJobs() },
+            context)
+        acceptEvent = event_new(
+            base, listeningDescriptor, Int16(EV_READ | EV_PERSIST),
+            { _, _, context in Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().acceptConnections() },
+            context)
+        guard wakeEvent != nil, acceptEvent != nil, event_add(acceptEvent, nil) == 0 else {
+            if let wakeEvent { event_free(wakeEvent) }
+            if let acceptEvent { event_free(acceptEvent) }
+            event_base_free(base)
+            throw HTTPServerError("event_new")
         }
-        boundSocket = bound
     }
 
     /// Runs the loop until `close()` breaks it, then frees the base. Loop thread; blocks.
@@ -79,8 +101,7 @@ final class HTTPLoop: @unchecked Sendable {
     }
 
     /// Runs `job` on the loop thread. Safe from any thread or task; only the first job after a
-    /// drain pays for the wake-up.
-    /// Jobs posted after `close()` are dropped.
+    /// drain pays for the wake-up. Jobs posted after `close()` are dropped.
     func execute(_ job: @escaping @Sendable () -> Void) {
         jobs.withLock { queue in
             guard !queue.closed else { return }
@@ -105,82 +126,168 @@ final class HTTPLoop: @unchecked Sendable {
         var closed = false
     }
 
+    // MARK: Connections
+
+    /// Seconds since the epoch, as of this loop iteration (no system call).
+    var cachedNow: Double {
+        var now = timeval()
+        event_base_gettimeofday_cached(base, &now)
+        return Double(now.tv_sec) + Double(now.tv_usec) / 1_000_000
+    }
+
+    /// The `Date` field line for a response written now.
+    func dateLine() -> [UInt8] {
+        var now = timeval()
+        event_base_gettimeofday_cached(base, &now)
+        return date.line(at: now.tv_sec)
+    }
+
+    private func acceptConnections() {
+        // Every loop is woken for a new connection and each takes at most a few, so connections
+        // spread over the loops instead of piling onto whichever woke first.
+        for _ in 0..<2 {
+            let descriptor = accept4(
+                listeningDescriptor, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            guard descriptor >= 0 else {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: pauseAccepting(reason: errno)
+                default: break
+                }
+                return
+            }
+            let connection = HTTPConnection(descriptor: descriptor, loop: self)
+            connections[descriptor] = connection
+            _ = connection.start(base: base)
+        }
+    }
+
+    /// Out of descriptors or memory: stop accepting for 100 ms rather than spin on the listener.
+    private func pauseAccepting(reason: CInt) {
+        logger.warning("accept failed (\(String(cString: strerror(reason)))); not accepting for 100 ms")
+        event_del(acceptEvent)
+        var delay = timeval(tv_sec: 0, tv_usec: 100_000)
+        event_base_once(
+            base, -1, Int16(EV_TIMEOUT),
+            { _, _, context in
+                let loop = Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue()
+                if let event = loop.acceptEvent { event_add(event, nil) }
+            }, Unmanaged.passUnretained(self).toOpaque(), &delay)
+    }
+
+    /// Called by a connection as it closes.
+    func forget(_ connection: HTTPConnection) {
+        connections[connection.descriptor] = nil
+    }
+
     // MARK: Requests
 
-    private func handle(_ raw: OpaquePointer) {
-        let started = DispatchTime.now().uptimeNanoseconds
+    /// Answers one request read by `connection`: inside this callback when the core can,
+    /// otherwise through a task whose response comes back via `execute`.
+    func handle(_ head: RequestHead, body: [UInt8], on connection: HTTPConnection) {
+        let started = logger.isEnabled(.info) ? DispatchTime.now().uptimeNanoseconds : 0
         outstanding.add(1, ordering: .relaxed)
-        evhttp_request_set_on_complete_cb(
-            raw,
-            { _, context in
-                Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue().outstanding.subtract(
-                    1, ordering: .relaxed)
-            }, Unmanaged.passUnretained(self).toOpaque())
-
-        let request = RequestBridge.request(from: raw)
+        let request = head.request(body: body)
         if let response = responder.respondImmediately(to: request) {
-            reply(raw, request: request, with: response, started: started)
+            reply(response, to: head, on: connection, started: started)
             return
         }
         nextID &+= 1
         let id = nextID
-        let entry = PendingRequest(request: LoopPointer(raw))
-        pending[id] = entry
-        entry.watchForHangUp(base: base)
-        // The bridge into Swift concurrency: the task holds only the ID; the evhttp request never
+        connection.await(id)
+        var exchange = Exchange(connection: connection, head: head, started: started)
+        // The bridge into Swift concurrency: the task holds only the ID; the connection never
         // leaves this thread, and the response comes back through `execute`.
-        entry.task = Task { [responder] in
+        exchange.task = Task { [responder] in
             let response = await responder.respond(to: request)
-            self.execute { self.complete(id, request: request, with: response, started: started) }
+            self.execute { self.complete(id, with: response) }
         }
+        pending[id] = exchange
     }
 
-    private func complete(_ id: UInt64, request: Request, with response: Response, started: UInt64) {
-        guard let entry = pending.removeValue(forKey: id) else { return }
-        entry.stopWatching()
-        var response = response
-        if entry.clientGone { response.status = 499 }
-        reply(entry.request.raw, request: request, with: response, started: started)
+    private func complete(_ id: UInt64, with response: Response) {
+        guard let exchange = pending.removeValue(forKey: id) else { return }
+        if exchange.clientGone {
+            var response = response
+            response.status = 499
+            log(exchange.head, response, bytes: 0, started: exchange.started)
+            responseFinished()
+            return
+        }
+        reply(response, to: exchange.head, on: exchange.connection, started: exchange.started)
+        exchange.connection.processInput()
     }
 
-    /// Sends `response` for `raw`, exactly once; `raw` must not be touched afterwards.
-    private func reply(_ raw: OpaquePointer, request: Request, with response: Response, started: UInt64) {
-        let bytes = RequestBridge.send(response, to: raw, isHead: request.isHead, closeConnection: draining)
-        if logger.isEnabled(.info) {
-            let micros = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000
-            logger.info(
-                "access \(request.method) \(request.target.prefix(300)) \(response.status) \(bytes)B "
-                    + "\(String(format: "%.2f", micros / 1_000))ms \(response.cacheOutcome.rawValue)")
-        }
+    /// The client of request `id` hung up: its task is cancelled (a shared upstream fetch goes on
+    /// while others wait for it).
+    func clientLeft(_ id: UInt64) {
+        pending[id]?.clientGone = true
+        pending[id]?.task?.cancel()
+    }
+
+    private func reply(_ response: Response, to head: RequestHead, on connection: HTTPConnection, started: UInt64) {
+        let bytes = connection.send(response, for: head, closing: draining)
+        log(head, response, bytes: bytes, started: started)
+    }
+
+    /// A reply written (or dropped with its connection).
+    func responseFinished() {
+        outstanding.subtract(1, ordering: .relaxed)
+    }
+
+    /// A request that could not be read is answered by its connection.
+    func countUnreadRequest() {
+        outstanding.add(1, ordering: .relaxed)
+    }
+
+    func logRejected(_ response: Response, from connection: HTTPConnection) {
+        guard logger.isEnabled(.info) else { return }
+        logger.info("access - - \(response.status) \(response.body.count)B - -")
+    }
+
+    private func log(_ head: RequestHead, _ response: Response, bytes: Int, started: UInt64) {
+        guard logger.isEnabled(.info) else { return }
+        let micros = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000
+        logger.info(
+            "access \(head.method.prefix(20)) \(head.target.prefix(300)) \(response.status) \(bytes)B "
+                + "\(String(format: "%.2f", micros / 1_000))ms \(response.cacheOutcome.rawValue)")
     }
 
     // MARK: Shutdown
 
-    /// Stops accepting new connections; replies from now on close their connection. Loop thread.
+    /// Stops accepting new connections and closes idle ones; replies from now on close their
+    /// connection. Loop thread.
     func stopAccepting() {
         draining = true
-        if let boundSocket {
-            evhttp_del_accept_socket(http, boundSocket)
-            self.boundSocket = nil
+        if let acceptEvent {
+            event_free(acceptEvent)
+            self.acceptEvent = nil
+            Glibc.close(listeningDescriptor)
         }
+        for connection in connections.values where connection.isIdle { connection.close() }
     }
 
     /// Answers every request still waiting for the core with 503 `shutting_down`. Loop thread.
     func abandonPending() {
-        for (id, entry) in pending {
-            entry.task?.cancel()
-            pending[id] = nil
-            entry.stopWatching()
+        let abandoned = pending
+        pending = [:]
+        for exchange in abandoned.values {
+            exchange.task?.cancel()
+            if exchange.clientGone {
+                responseFinished()
+                continue
+            }
             let problem = Problem(.shuttingDown, "The server is shutting down; retry shortly.")
-            _ = RequestBridge.send(problem.response, to: entry.request.raw, isHead: false, closeConnection: true)
+            exchange.connection.send(problem.response, for: exchange.head, closing: true)
         }
     }
 
-    /// Frees the evhttp (closing its connections) and the wake event, and ends the loop. Loop
-    /// thread; the loop object must not be used afterwards.
+    /// Closes every connection, frees the loop's events and ends the loop. Loop thread; the loop
+    /// object must not be used afterwards.
     func close() {
         jobs.withLock { $0.closed = true }
-        evhttp_free(http)
+        stopAccepting()
+        for connection in Array(connections.values) { connection.close() }
         if let wakeEvent { event_free(wakeEvent) }
         wakeEvent = nil
         event_base_loopbreak(base)

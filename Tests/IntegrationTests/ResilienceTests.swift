@@ -111,11 +111,16 @@ struct ResilienceTests {
 
     @Test func aClientThatStallsMidRequestIsDisconnected() async throws {
         let servers = try await Servers.start(themet: ["--idle-timeout", "1"])
-        // Headers never finished: the server closes the connection after the idle timeout.
+        // Headers never finished: after the idle timeout, a 408 problem and the connection closes.
         let stalled = try await RawHTTP.exchange(
             port: servers.themet.port, request: Array("GET /health HTTP/1.1\r\nHost: x\r\n".utf8), readTimeout: 8)
         #expect(stalled.closedByServer)
-        #expect(stalled.bytes.isEmpty)
+        #expect(stalled.text.hasPrefix("HTTP/1.1 408 "))
+        #expect(stalled.text.contains("\"code\":\"request_timeout\""))
+        // An idle keep-alive connection is closed without a word.
+        let idle = try await RawHTTP.exchange(port: servers.themet.port, request: [], readTimeout: 8)
+        #expect(idle.closedByServer)
+        #expect(idle.bytes.isEmpty)
         #expect(try await servers.get("/health").status == 200)
     }
 

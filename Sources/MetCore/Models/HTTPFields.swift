@@ -28,9 +28,19 @@ public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionary
         fields.first { $0.name.caseInsensitiveEquals(name) }?.value
     }
 
+    /// Every value for `name` (case-insensitive), in the order sent.
+    public func values(for name: String) -> [String] {
+        fields.lazy.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
     /// Appends a field line, keeping any existing ones with the same name.
     public mutating func append(_ name: String, _ value: String) {
         fields.append(Field(name: name, value: value))
+    }
+
+    /// Appends a field line, keeping any existing ones with the same name.
+    public mutating func append(_ field: Field) {
+        fields.append(field)
     }
 
     /// Replaces every field named `name` with one line holding `value`.
@@ -47,9 +57,9 @@ public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 }
 
-extension String {
+extension StringProtocol {
     /// ASCII case-insensitive equality, enough for header names and tokens.
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
         var a = utf8.makeIterator()
         var b = other.utf8.makeIterator()
         while true {

@@ -1,0 +1,80 @@
+/// Turns a `Response` into the bytes of an HTTP/1.1 response. Pure; the HTTP layer writes the
+/// two parts with one `writev`.
+public enum ResponseEncoder {
+    /// The status line and header fields (ending in the blank line), and the body bytes to follow.
+    ///
+    /// - Parameters:
+    ///   - isHead: the request was HEAD: `Content-Length` is the GET body's, and no body follows.
+    ///   - minorVersion: the request's HTTP/1.x minor version; an HTTP/1.0 client gets
+    ///     `Connection: keep-alive` when the connection stays open, and never a chunked body.
+    ///   - close: the connection closes after this response (`Connection: close`).
+    ///   - date: the `Date` field line, CRLF included (see `HTTPDate`).
+    /// - Returns: `body` shares the response's storage unless the response asks for chunked
+    ///   framing (the fake Met only), which is added around a copy.
+    ///
+    /// Header fields whose name is not a token, or whose value holds CR, LF or NUL, are dropped:
+    /// nothing a handler puts in a value can start a new header line.
+    public static func encode(
+        _ response: Response, isHead: Bool, minorVersion: Int, close: Bool, date: [UInt8]
+    ) -> (head: [UInt8], body: [UInt8]) {
+        var head: [UInt8] = []
+        head.reserveCapacity(384)
+        head.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(response.status, to: &head)
+        head.append(UInt8(ascii: " "))
+        head.append(contentsOf: ReasonPhrase.for(response.status).utf8)
+        head.append(contentsOf: crlf)
+        for field in response.headers where isSafe(field) {
+            head.append(contentsOf: field.name.utf8)
+            head.append(contentsOf: ": ".utf8)
+            head.append(contentsOf: field.value.utf8)
+            head.append(contentsOf: crlf)
+        }
+        head.append(contentsOf: date)
+
+        let status = response.status
+        let mayHaveBody = !(100..<200).contains(status) && status != 204 && status != 304
+        var body: [UInt8] = []
+        if mayHaveBody {
+            if response.isChunked && minorVersion == 1 && !isHead {
+                head.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+                if !response.body.isEmpty {
+                    body.append(contentsOf: String(response.body.count, radix: 16).utf8)
+                    body.append(contentsOf: crlf)
+                    body.append(contentsOf: response.body)
+                    body.append(contentsOf: crlf)
+                }
+                body.append(contentsOf: "0\r\n\r\n".utf8)
+            } else {
+                head.append(contentsOf: "Content-Length: ".utf8)
+                appendDecimal(response.body.count, to: &head)
+                head.append(contentsOf: crlf)
+                if !isHead { body = response.body }
+            }
+        }
+        if close {
+            head.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if minorVersion == 0 {
+            head.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        head.append(contentsOf: crlf)
+        return (head, body)
+    }
+
+    private static let crlf: [UInt8] = [13, 10]
+
+    private static func isSafe(_ field: HTTPFields.Field) -> Bool {
+        !field.name.isEmpty && field.name.utf8.allSatisfy(RequestHead.isTokenByte)
+            && !field.value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }
+    }
+
+    /// Appends the decimal digits of a non-negative `value`.
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        guard value >= 10 else {
+            bytes.append(UInt8(ascii: "0") + UInt8(max(0, value)))
+            return
+        }
+        appendDecimal(value / 10, to: &bytes)
+        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+}

@@ -1,0 +1,381 @@
+import CLibevent
+import Foundation
+import MetCore
+
+/// One client connection: reads HTTP/1.x requests off the socket, hands each to its loop, and
+/// writes the responses back in order, straight from the response's own storage (a cached body is
+/// not copied). One request at a time: pipelined requests wait in the receive buffer.
+///
+/// Loop thread only. The loop's connection table owns it from `start()` until `close()`.
+final class HTTPConnection {
+    /// Where the connection is in its life.
+    enum State: Equatable {
+        /// Reading (or between) requests.
+        case reading
+        /// A request went to the core asynchronously; its response will come through the loop.
+        case awaiting(UInt64)
+        /// The last response is written and our side shut down; reading what the client still
+        /// sends until it closes, so that our close does not reset the connection under that response.
+        case lingering
+        case closed
+    }
+
+    /// Bytes queued for the socket, from one array, starting at `offset`.
+    private struct Pending {
+        var bytes: [UInt8]
+        var offset: Int
+        /// Writing this chunk completes a response (the loop's `outstanding` count drops).
+        var endsResponse: Bool
+    }
+
+    let descriptor: CInt
+    private(set) var state = State.reading
+    private unowned let loop: HTTPLoop
+    private var readEvent: OpaquePointer?
+    private var writeEvent: OpaquePointer?
+    private var input: ReceiveBuffer
+    /// The head of the request being received, once complete, and its length in `input`.
+    private var head: (head: RequestHead, length: Int)?
+    /// How far into `input` the search for the end of the head has got.
+    private var searched = 0
+    private var sentContinue = false
+    private var output: [Pending] = []
+    private var outputBytes = 0
+    /// Close (after lingering) once `output` is written.
+    private var closeAfterFlush = false
+    /// The client closed its side; nothing more will be read.
+    private var readClosed = false
+    /// Reading stopped because the receive buffer is full.
+    private var readPaused = false
+    /// Seconds (the loop's cached clock) of the last byte read or written.
+    private var lastActivity: Double
+
+    init(descriptor: CInt, loop: HTTPLoop) {
+        self.descriptor = descriptor
+        self.loop = loop
+        input = ReceiveBuffer(limit: loop.limits.headBytes + loop.limits.bodyBytes + 65_536)
+        lastActivity = loop.cachedNow
+    }
+
+    /// Starts reading. Returns false (and closes the socket) if libevent refuses the events.
+    func start(base: OpaquePointer) -> Bool {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        readEvent = event_new(
+            base, descriptor, Int16(EV_READ | EV_PERSIST),
+            { _, what, context in
+                let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
+                withExtendedLifetime(connection) { connection.readable(timedOut: what & Int16(EV_TIMEOUT) != 0) }
+            }, context)
+        writeEvent = event_new(
+            base, descriptor, Int16(EV_WRITE | EV_PERSIST),
+            { _, what, context in
+                let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
+                withExtendedLifetime(connection) { connection.writable(timedOut: what & Int16(EV_TIMEOUT) != 0) }
+            }, context)
+        var timeout = loop.idleTimeout
+        guard readEvent != nil, writeEvent != nil, event_add(readEvent, &timeout) == 0 else {
+            close()
+            return false
+        }
+        return true
+    }
+
+    /// Whether closing now loses nothing: no request under way, nothing buffered either way.
+    var isIdle: Bool { state == .reading && head == nil && input.count == 0 && output.isEmpty }
+
+    // MARK: Reading
+
+    private func readable(timedOut: Bool) {
+        if timedOut { return timeout() }
+        if state == .lingering { return discardInput() }
+        let space = input.freeSpace()
+        guard space.count > 0 else {
+            // Full of pipelined requests while one is answered: wait until some are taken.
+            event_del(readEvent)
+            readPaused = true
+            return
+        }
+        let received = read(descriptor, space.baseAddress, space.count)
+        if received > 0 {
+            input.didReceive(received)
+            lastActivity = loop.cachedNow
+            processInput()
+        } else if received == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            peerClosed()
+        }
+    }
+
+    /// Answers every complete request in the buffer, one after another, until one goes to the
+    /// core asynchronously, the output backs up, or the connection is to close.
+    func processInput() {
+        while state == .reading && !closeAfterFlush && outputBytes < 262_144 {
+            let next: (head: RequestHead, body: [UInt8])?
+            do {
+                next = try nextRequest()
+            } catch {
+                reject(error)
+                return
+            }
+            guard let next else { break }
+            loop.handle(next.head, body: next.body, on: self)
+        }
+        if readPaused && state == .reading && !readClosed {
+            readPaused = false
+            var timeout = loop.idleTimeout
+            event_add(readEvent, &timeout)
+        }
+    }
+
+    /// The next complete request in `input`, taken off it; nil when more bytes are needed.
+    private func nextRequest() throws(Problem) -> (head: RequestHead, body: [UInt8])? {
+        let limits = loop.limits
+        if head == nil {
+            guard let end = RequestHead.end(in: input.bytes, from: searched) else {
+                searched = RequestHead.resumePoint(afterSearching: input.count)
+                if input.count > limits.headBytes {
+                    let lineEnded = input.bytes.prefix(limits.targetBytes).contains(RequestHead.lineFeed)
+                    throw lineEnded
+                        ? Problem(.headersTooLarge, "The request head is larger than \(limits.headBytes) bytes.")
+                        : Problem(.uriTooLong, "The request line is longer than \(limits.targetBytes) bytes.")
+                }
+                return nil
+            }
+            guard end <= limits.headBytes else {
+                throw Problem(.headersTooLarge, "The request head is larger than \(limits.headBytes) bytes.")
+            }
+            let parsed = try RequestHead(parsing: UnsafeRawBufferPointer(rebasing: input.bytes[..<end]))
+            if case .length(let length) = parsed.framing, length > limits.bodyBytes {
+                throw Problem(.bodyTooLarge, "The request body is larger than \(limits.bodyBytes) bytes.")
+            }
+            head = (parsed, end)
+        }
+        guard let (parsed, headLength) = head else { return nil }
+        let afterHead = UnsafeRawBufferPointer(rebasing: input.bytes[headLength...])
+        let body: [UInt8]
+        let bodyLength: Int
+        switch parsed.framing {
+        case .length(let length):
+            guard afterHead.count >= length else {
+                sendContinueIfExpected(parsed)
+                return nil
+            }
+            body = Array(afterHead[..<length])
+            bodyLength = length
+        case .chunked:
+            guard let decoded = try ChunkedBody.decode(afterHead, limit: limits.bodyBytes) else {
+                sendContinueIfExpected(parsed)
+                return nil
+            }
+            (body, bodyLength) = decoded
+        }
+        input.consume(headLength + bodyLength)
+        head = nil
+        searched = 0
+        sentContinue = false
+        return (parsed, body)
+    }
+
+    private func sendContinueIfExpected(_ head: RequestHead) {
+        guard head.expectsContinue, !sentContinue else { return }
+        sentContinue = true
+        enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), [], endsResponse: false)
+    }
+
+    /// A request that cannot be read: its problem, then the connection closes (what follows
+    /// cannot be trusted to start a new request).
+    private func reject(_ problem: Problem) {
+        loop.countUnreadRequest()
+        let response = problem.response
+        closeAfterFlush = true
+        let (head, body) = ResponseEncoder.encode(
+            response, isHead: false, minorVersion: 1, close: true, date: loop.dateLine())
+        loop.logRejected(response, from: self)
+        enqueue(head, body, endsResponse: true)
+    }
+
+    private func peerClosed() {
+        readClosed = true
+        event_del(readEvent)
+        switch state {
+        case .awaiting, .lingering, .closed:
+            close()
+        case .reading:
+            if output.isEmpty { close() } else { closeAfterFlush = true }
+        }
+    }
+
+    private func discardInput() {
+        var scratch = [UInt8](repeating: 0, count: 4_096)
+        let received = read(descriptor, &scratch, scratch.count)
+        if received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            close()
+        }
+    }
+
+    private func timeout() {
+        switch state {
+        case .awaiting, .closed:
+            return  // The core has the request; upstream waits have their own timeouts.
+        case .lingering:
+            close()
+        case .reading:
+            guard loop.cachedNow - lastActivity >= loop.idleTimeoutSeconds - 0.01 else { return }
+            if !output.isEmpty || readClosed {
+                close()  // The client stopped reading its responses.
+            } else if head != nil || input.count > 0 {
+                reject(Problem(.requestTimeout, "The request was not received within \(loop.idleTimeoutSeconds) s."))
+            } else {
+                close()  // Idle keep-alive.
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes `response` as the answer to `head`'s request, after anything already queued, and
+    /// returns the body bytes it carries. Called by the loop; the connection goes back to reading.
+    @discardableResult
+    func send(_ response: Response, for head: RequestHead, closing: Bool) -> Int {
+        if state != .closed && state != .lingering { state = .reading }
+        let close = closing || !head.keepAlive
+        if close { closeAfterFlush = true }
+        let (headBytes, body) = ResponseEncoder.encode(
+            response, isHead: head.method == "HEAD", minorVersion: head.minorVersion, close: close,
+            date: loop.dateLine())
+        enqueue(headBytes, body, endsResponse: true)
+        return body.count
+    }
+
+    /// Marks the connection as waiting for the core's answer to request `id`.
+    func await(_ id: UInt64) {
+        state = .awaiting(id)
+    }
+
+    /// Writes at once what the socket takes; queues the rest behind the write event.
+    private func enqueue(_ head: [UInt8], _ body: [UInt8], endsResponse: Bool) {
+        guard state != .closed else {
+            if endsResponse { loop.responseFinished() }
+            return
+        }
+        var written = 0
+        if output.isEmpty {
+            written = head.withUnsafeBytes { headBytes in
+                body.withUnsafeBytes { bodyBytes in
+                    var vectors = [
+                        iovec(
+                            iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress), iov_len: headBytes.count
+                        ),
+                        iovec(
+                            iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress), iov_len: bodyBytes.count
+                        ),
+                    ]
+                    return writev(descriptor, &vectors, bodyBytes.isEmpty ? 1 : 2)
+                }
+            }
+            if written < 0 {
+                guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else {
+                    if endsResponse { loop.responseFinished() }
+                    close()
+                    return
+                }
+                written = 0
+            }
+            if written == head.count + body.count {
+                lastActivity = loop.cachedNow
+                if endsResponse { loop.responseFinished() }
+                if closeAfterFlush { linger() }
+                return
+            }
+        }
+        if written < head.count {
+            append(Pending(bytes: head, offset: written, endsResponse: endsResponse && body.isEmpty))
+            if !body.isEmpty { append(Pending(bytes: body, offset: 0, endsResponse: endsResponse)) }
+        } else {
+            append(Pending(bytes: body, offset: written - head.count, endsResponse: endsResponse))
+        }
+        var timeout = loop.idleTimeout
+        event_add(writeEvent, &timeout)
+    }
+
+    private func append(_ pending: Pending) {
+        outputBytes += pending.bytes.count - pending.offset
+        output.append(pending)
+    }
+
+    private func writable(timedOut: Bool) {
+        if timedOut {
+            // Not one byte taken by the client for the whole idle timeout.
+            return close()
+        }
+        let written = writeQueued()
+        guard written >= 0 else { return close() }
+        if written > 0 { lastActivity = loop.cachedNow }
+        guard output.isEmpty else { return }
+        event_del(writeEvent)
+        if closeAfterFlush {
+            linger()
+        } else {
+            processInput()  // Requests held back while the output was backed up.
+        }
+    }
+
+    /// Writes as much of `output` as the socket takes; -1 when the connection failed.
+    private func writeQueued() -> Int {
+        let batch = output.prefix(16)
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(batch.count)
+        // The arrays stay alive in `output` while writev reads from them.
+        for pending in batch {
+            pending.bytes.withUnsafeBytes { bytes in
+                vectors.append(
+                    iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + pending.offset),
+                        iov_len: bytes.count - pending.offset))
+            }
+        }
+        var written = writev(descriptor, &vectors, Int32(vectors.count))
+        if written < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1 }
+        let total = written
+        outputBytes -= written
+        while written > 0, var first = output.first {
+            let remaining = first.bytes.count - first.offset
+            if written >= remaining {
+                written -= remaining
+                output.removeFirst()
+                if first.endsResponse { loop.responseFinished() }
+            } else {
+                first.offset += written
+                output[0] = first
+                written = 0
+            }
+        }
+        return total
+    }
+
+    /// After the last response: shut our side, then wait (briefly) for the client to close.
+    private func linger() {
+        guard state != .closed else { return }
+        if readClosed { return close() }
+        state = .lingering
+        shutdown(descriptor, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        event_add(readEvent, &timeout)
+    }
+
+    /// Frees the events and the socket; unwritten responses are dropped. Safe to call twice.
+    func close() {
+        guard state != .closed else { return }
+        if case .awaiting(let id) = state { loop.clientLeft(id) }
+        state = .closed
+        for pending in output where pending.endsResponse { loop.responseFinished() }
+        output = []
+        outputBytes = 0
+        if let readEvent { event_free(readEvent) }
+        if let writeEvent { event_free(writeEvent) }
+        readEvent = nil
+        writeEvent = nil
+        Glibc.close(descriptor)
+        input.deallocate()
+        loop.forget(self)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Bytes received on one connection and not consumed yet, in one contiguous block that grows
+/// (up to `limit`) and compacts as requests are taken off the front. Owned by one connection on
+/// its loop thread; `deallocate()` exactly once.
+struct ReceiveBuffer {
+    private var storage: UnsafeMutableRawPointer
+    private var capacity: Int
+    private var start = 0
+    private var end = 0
+    /// The most bytes it will ever hold.
+    let limit: Int
+
+    /// - Parameters:
+    ///   - initialCapacity: bytes allocated up front (most requests fit in a few KiB).
+    ///   - limit: the largest it may grow to.
+    init(initialCapacity: Int = 4_096, limit: Int) {
+        capacity = min(initialCapacity, limit)
+        storage = .allocate(byteCount: capacity, alignment: 16)
+        self.limit = limit
+    }
+
+    /// How many bytes are waiting.
+    var count: Int { end - start }
+
+    /// The waiting bytes; valid until the next mutating call.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage + start, count: end - start) }
+
+    /// Room for the next read: at least `wanted` bytes when the limit allows, fewer (possibly
+    /// none) when the buffer is close to `limit`. Valid until the next mutating call.
+    mutating func freeSpace(wanted: Int = 4_096) -> UnsafeMutableRawBufferPointer {
+        if start == end {
+            start = 0
+            end = 0
+        }
+        if capacity - end < wanted && start > 0 {
+            memmove(storage, storage + start, end - start)
+            end -= start
+            start = 0
+        }
+        if capacity - end < wanted && capacity < limit {
+            let grown = min(limit, max(capacity * 2, end + wanted))
+            let replacement = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
+            replacement.copyMemory(from: storage, byteCount: end)
+            storage.deallocate()
+            storage = replacement
+            capacity = grown
+        }
+        return UnsafeMutableRawBufferPointer(start: storage + end, count: capacity - end)
+    }
+
+    /// Records that `count` bytes were written into `freeSpace()`.
+    mutating func didReceive(_ count: Int) {
+        end += count
+    }
+
+    /// Drops `count` bytes from the front.
+    mutating func consume(_ count: Int) {
+        start += count
+    }
+
+    func deallocate() {
+        storage.deallocate()
+    }
+}
