@@ -361,7 +361,8 @@ public final class MetService: Responder {
         _ entry: CacheEntry, _ presentation: Presentation, outcome: CacheOutcome, at now: Double,
         contentType: String = Response.jsonContentType
     ) -> Response {
-        var headers = HTTPFields()
+        // Room for these, Content-Encoding and the two CORS fields `finish` adds.
+        var headers = HTTPFields(capacity: 10)
         let remaining = Int((entry.freshUntil - now).rounded(.down))
         headers.append("Cache-Control", "public, max-age=\(max(0, remaining))")
         headers.append("Age", String(max(0, Int((now - entry.storedAt).rounded(.down)))))

@@ -30,16 +30,16 @@ enum Route: Equatable {
         case "/search": self = .search
         case "/widget/timeline": self = .widgetTimeline
         case "/open": self = .open(nil)
-        case SearchAPI.v1.path: self = .mirrorSearch(.v1)
-        case SearchAPI.v1_1.path: self = .mirrorSearch(.v1_1)
-        case MetResource.basePath + "/objects": self = .mirrorObjectList
-        case MetResource.basePath + "/departments": self = .mirrorDepartments
+        case Self.mirrorSearchV1: self = .mirrorSearch(.v1)
+        case Self.mirrorSearchV1_1: self = .mirrorSearch(.v1_1)
+        case Self.mirrorObjectListPath: self = .mirrorObjectList
+        case Self.mirrorDepartmentsPath: self = .mirrorDepartments
         default:
             if let id = Self.lastSegment(of: path, after: "/objects/") {
                 self = .object(id)
             } else if let id = Self.lastSegment(of: path, after: "/open/") {
                 self = .open(id)
-            } else if let id = Self.lastSegment(of: path, after: MetResource.basePath + "/objects/") {
+            } else if let id = Self.lastSegment(of: path, after: Self.mirrorObjectPrefix) {
                 self = .mirrorObject(id)
             } else {
                 return nil
@@ -55,10 +55,18 @@ enum Route: Equatable {
         }
     }
 
+    // The mirror's paths, built once (matching runs on every request).
+    private static let mirrorSearchV1 = SearchAPI.v1.path
+    private static let mirrorSearchV1_1 = SearchAPI.v1_1.path
+    private static let mirrorObjectListPath = MetResource.basePath + "/objects"
+    private static let mirrorDepartmentsPath = MetResource.basePath + "/departments"
+    private static let mirrorObjectPrefix = MetResource.basePath + "/objects/"
+
     private static func lastSegment(of path: String, after prefix: String) -> String? {
-        guard path.hasPrefix(prefix) else { return nil }
-        let segment = path.dropFirst(prefix.count)
-        guard !segment.isEmpty, !segment.contains("/") else { return nil }
-        return String(segment)
+        let bytes = path.utf8
+        guard bytes.starts(with: prefix.utf8) else { return nil }
+        let segment = bytes.dropFirst(prefix.utf8.count)
+        guard !segment.isEmpty, !segment.contains(UInt8(ascii: "/")) else { return nil }
+        return String(Substring(segment))
     }
 }

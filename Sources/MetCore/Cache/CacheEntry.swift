@@ -1,6 +1,7 @@
 /// One cached upstream answer, ready to send: the Met's status and body bytes as received (after
-/// validation), a strong ETag, and its lifetimes. Immutable; replaced whole on refresh.
-public struct CacheEntry: Sendable {
+/// validation), a strong ETag, and its lifetimes. Immutable; replaced whole on refresh. A class,
+/// so the cache, the single flight and every response share one copy and pass it with one retain.
+public final class CacheEntry: Sendable {
     /// The canonical cache key (see `MetResource.cacheKey`).
     public let key: String
     /// What the entry holds.

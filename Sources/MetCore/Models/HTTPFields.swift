@@ -16,6 +16,12 @@ public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionary
 
     public init() { fields = [] }
 
+    /// Empty, with room for `capacity` field lines before it reallocates.
+    public init(capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = elements.map { Field(name: $0.0, value: $0.1) }
     }

@@ -60,56 +60,76 @@ public struct RequestHead: Sendable, Equatable {
         var requestLine = lines.next()
         while let line = requestLine, line.isEmpty { requestLine = lines.next() }
         guard let requestLine else { throw Self.malformed("The request has no request line.") }
-        let parts = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte) else {
+        let space = UInt8(ascii: " ")
+        guard let methodEnd = requestLine.firstIndex(of: space), methodEnd > requestLine.startIndex,
+            let targetEnd = requestLine[(methodEnd + 1)...].firstIndex(of: space),
+            requestLine[requestLine.startIndex..<methodEnd].allSatisfy(Self.isTokenByte)
+        else {
             throw Self.malformed("The request line must be METHOD TARGET HTTP/1.1.")
         }
-        guard !parts[1].isEmpty, parts[1].allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+        let target = requestLine[(methodEnd + 1)..<targetEnd]
+        guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
             throw Self.malformed("The request target is empty or contains spaces or control characters.")
         }
-        minorVersion = try Self.minorVersion(parts[2])
-        method = String(decoding: parts[0], as: UTF8.self)
-        target = String(decoding: parts[1], as: UTF8.self)
+        minorVersion = try Self.minorVersion(requestLine[(targetEnd + 1)...])
+        method = Self.string(requestLine[requestLine.startIndex..<methodEnd])
+        self.target = Self.string(target)
 
         var headers = HTTPFields()
-        while let line = lines.next(), !line.isEmpty {
-            headers.append(try Self.field(line))
-        }
-        self.headers = headers
-        framing = try Self.framing(headers, minorVersion: minorVersion)
-
+        var framing = Framing.length(0)
+        var sawLength = false
+        var sawCoding = false
         var closeRequested = false
         var keepAliveRequested = false
-        for value in headers.values(for: "Connection") {
-            for token in value.split(separator: ",") {
-                let token = token.trimmingSpaces()
-                if token.caseInsensitiveEquals("close") { closeRequested = true }
-                if token.caseInsensitiveEquals("keep-alive") { keepAliveRequested = true }
+        var expectsContinue = false
+        while let line = lines.next(), !line.isEmpty {
+            let field = try Self.field(line)
+            headers.append(field)
+            switch field.name.utf8.count {
+            case 6 where field.name.caseInsensitiveEquals("Expect"):
+                expectsContinue = expectsContinue || field.value.caseInsensitiveEquals("100-continue")
+            case 10 where field.name.caseInsensitiveEquals("Connection"):
+                for token in field.value.split(separator: ",") {
+                    let token = token.trimmingSpaces()
+                    if token.caseInsensitiveEquals("close") { closeRequested = true }
+                    if token.caseInsensitiveEquals("keep-alive") { keepAliveRequested = true }
+                }
+            case 14 where field.name.caseInsensitiveEquals("Content-Length"):
+                framing = try Self.contentLength(field.value, previous: sawLength ? framing : nil)
+                sawLength = true
+            case 17 where field.name.caseInsensitiveEquals("Transfer-Encoding"):
+                sawCoding = true
+            default:
+                break
             }
         }
+        self.headers = headers
+        if sawCoding {
+            framing = try Self.chunkedFraming(headers, minorVersion: minorVersion, hasLength: sawLength)
+        }
+        self.framing = framing
         keepAlive = !closeRequested && (minorVersion == 1 || keepAliveRequested)
-        expectsContinue =
-            minorVersion == 1 && headers.values(for: "Expect").contains { $0.caseInsensitiveEquals("100-continue") }
+        self.expectsContinue = minorVersion == 1 && expectsContinue
     }
 
-    private static func minorVersion(_ version: ArraySlice<UInt8>) throws(Problem) -> Int {
-        let prefix = Array("HTTP/".utf8)
-        guard version.count == 8, version.starts(with: prefix) else {
+    private static func string(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
+    }
+
+    private static func minorVersion(_ version: Slice<UnsafeRawBufferPointer>) throws(Problem) -> Int {
+        let start = version.startIndex
+        guard version.count == 8, version.starts(with: "HTTP/".utf8), isDigit(version[start + 5]),
+            version[start + 6] == UInt8(ascii: "."), isDigit(version[start + 7])
+        else {
             throw malformed("The request line must end in HTTP/1.1 or HTTP/1.0.")
         }
-        let major = version[version.startIndex + 5]
-        let dot = version[version.startIndex + 6]
-        let minor = version[version.startIndex + 7]
-        guard isDigit(major), dot == UInt8(ascii: "."), isDigit(minor) else {
-            throw malformed("The request line must end in HTTP/1.1 or HTTP/1.0.")
-        }
-        guard major == UInt8(ascii: "1") else {
+        guard version[start + 5] == UInt8(ascii: "1") else {
             throw Problem(.httpVersionNotSupported, "Only HTTP/1.1 and HTTP/1.0 are served here.")
         }
-        return minor == UInt8(ascii: "0") ? 0 : 1
+        return version[start + 7] == UInt8(ascii: "0") ? 0 : 1
     }
 
-    private static func field(_ line: ArraySlice<UInt8>) throws(Problem) -> HTTPFields.Field {
+    private static func field(_ line: Slice<UnsafeRawBufferPointer>) throws(Problem) -> HTTPFields.Field {
         if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
             throw malformed("Header field line folding is obsolete and not accepted.")
         }
@@ -124,39 +144,39 @@ public struct RequestHead: Sendable, Equatable {
         guard value.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }) else {
             throw malformed("A header field value contains control characters.")
         }
-        return HTTPFields.Field(
-            name: String(decoding: line[..<colon], as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        return HTTPFields.Field(name: string(line[..<colon]), value: string(value))
     }
 
-    private static func framing(_ headers: HTTPFields, minorVersion: Int) throws(Problem) -> Framing {
-        let codings = headers.values(for: "Transfer-Encoding")
-        let lengths = headers.values(for: "Content-Length")
-        if !codings.isEmpty {
-            // Both at once is how requests are smuggled past proxies (RFC 9112 §6.3): refused.
-            guard lengths.isEmpty else {
-                throw malformed("A request may not carry both Transfer-Encoding and Content-Length.")
-            }
-            guard minorVersion == 1 else { throw malformed("HTTP/1.0 requests cannot use Transfer-Encoding.") }
-            let tokens = codings.flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces() }
-            guard tokens.count == 1, tokens[0].caseInsensitiveEquals("chunked") else {
-                throw Problem(
-                    .transferCodingNotSupported, "Only the chunked transfer coding is accepted on request bodies.")
-            }
-            return .chunked
-        }
+    /// One `Content-Length` field (possibly a list of equal values), agreeing with `previous`.
+    private static func contentLength(_ value: String, previous: Framing?) throws(Problem) -> Framing {
         var length: Int?
-        for value in lengths {
-            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let text = item.trimmingSpaces()
-                guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy(isDigit), let parsed = Int(text),
-                    length == nil || length == parsed
-                else {
-                    throw malformed("Content-Length must be one non-negative decimal number.")
-                }
-                length = parsed
+        if case .length(let earlier) = previous { length = earlier }
+        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let text = item.trimmingSpaces()
+            guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy(isDigit), let parsed = Int(text),
+                length == nil || length == parsed
+            else {
+                throw malformed("Content-Length must be one non-negative decimal number.")
             }
+            length = parsed
         }
         return .length(length ?? 0)
+    }
+
+    private static func chunkedFraming(_ headers: HTTPFields, minorVersion: Int, hasLength: Bool) throws(Problem)
+        -> Framing
+    {
+        // Both at once is how requests are smuggled past proxies (RFC 9112 §6.3): refused.
+        guard !hasLength else {
+            throw malformed("A request may not carry both Transfer-Encoding and Content-Length.")
+        }
+        guard minorVersion == 1 else { throw malformed("HTTP/1.0 requests cannot use Transfer-Encoding.") }
+        let tokens = headers.values(for: "Transfer-Encoding").flatMap { $0.split(separator: ",") }
+        guard tokens.count == 1, tokens[0].trimmingSpaces().caseInsensitiveEquals("chunked") else {
+            throw Problem(
+                .transferCodingNotSupported, "Only the chunked transfer coding is accepted on request bodies.")
+        }
+        return .chunked
     }
 
     private static func malformed(_ detail: String) -> Problem {
@@ -180,16 +200,17 @@ public struct RequestHead: Sendable, Equatable {
     static let carriageReturn = UInt8(ascii: "\r")
 }
 
-/// Splits bytes into lines ending in LF, dropping the LF and one CR before it.
+/// Splits bytes into lines ending in LF, dropping the LF and one CR before it. No copies: the
+/// lines are slices of the buffer.
 struct LineReader {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeRawBufferPointer
     private var position = 0
 
-    init(_ buffer: UnsafeRawBufferPointer) {
-        bytes = Array(buffer)
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
     }
 
-    mutating func next() -> ArraySlice<UInt8>? {
+    mutating func next() -> Slice<UnsafeRawBufferPointer>? {
         guard position < bytes.count else { return nil }
         let end = bytes[position...].firstIndex(of: RequestHead.lineFeed) ?? bytes.count
         var line = bytes[position..<end]

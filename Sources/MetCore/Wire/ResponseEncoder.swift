@@ -18,17 +18,14 @@ public enum ResponseEncoder {
         _ response: Response, isHead: Bool, minorVersion: Int, close: Bool, date: [UInt8]
     ) -> (head: [UInt8], body: [UInt8]) {
         var head: [UInt8] = []
-        head.reserveCapacity(384)
+        head.reserveCapacity(512)
         head.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(response.status, to: &head)
         head.append(UInt8(ascii: " "))
-        head.append(contentsOf: ReasonPhrase.for(response.status).utf8)
+        append(ReasonPhrase.for(response.status), to: &head)
         head.append(contentsOf: crlf)
-        for field in response.headers where isSafe(field) {
-            head.append(contentsOf: field.name.utf8)
-            head.append(contentsOf: ": ".utf8)
-            head.append(contentsOf: field.value.utf8)
-            head.append(contentsOf: crlf)
+        for field in response.headers {
+            appendLine(field, to: &head)
         }
         head.append(contentsOf: date)
 
@@ -63,9 +60,31 @@ public enum ResponseEncoder {
 
     private static let crlf: [UInt8] = [13, 10]
 
-    private static func isSafe(_ field: HTTPFields.Field) -> Bool {
-        !field.name.isEmpty && field.name.utf8.allSatisfy(RequestHead.isTokenByte)
-            && !field.value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }
+    /// Appends `NAME: VALUE` CRLF, unless the name is not a token or the value holds CR, LF or NUL.
+    private static func appendLine(_ field: HTTPFields.Field, to bytes: inout [UInt8]) {
+        var name = field.name
+        var value = field.value
+        name.makeContiguousUTF8()
+        value.makeContiguousUTF8()
+        name.utf8.withContiguousStorageIfAvailable { name in
+            value.utf8.withContiguousStorageIfAvailable { value in
+                guard !name.isEmpty, name.allSatisfy(RequestHead.isTokenByte) else { return }
+                for byte in value where byte == 13 || byte == 10 || byte == 0 { return }
+                bytes.append(contentsOf: name)
+                bytes.append(UInt8(ascii: ":"))
+                bytes.append(UInt8(ascii: " "))
+                bytes.append(contentsOf: value)
+                bytes.append(13)
+                bytes.append(10)
+            }
+        }
+    }
+
+    /// Appends a string's UTF-8 bytes.
+    private static func append(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        string.makeContiguousUTF8()
+        string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
     }
 
     /// Appends the decimal digits of a non-negative `value`.
