@@ -149,6 +149,31 @@ struct ResilienceTests {
         #expect(await servers.themet.waitForExit() == 0)
     }
 
+    @Test func clientsHangingUpDuringMissesNeverWedgeTheServer() async throws {
+        // URLSession.data(for:) could deadlock when its task was cancelled while the answer
+        // arrived: a loop thread hung for good and SIGTERM never finished. Waves of hang-ups
+        // landing while the fake answers make that race likely.
+        let servers = try await Servers.start(
+            fake: ["--synthetic", "5000", "--latency", "20"],
+            themet: ["--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64"])
+        for wave in 0..<12 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<100 {
+                    let request = "GET /objects/\(100 + wave * 100 + index) HTTP/1.1\r\nHost: x\r\n\r\n"
+                    group.addTask {
+                        _ = try await RawHTTP.exchange(
+                            port: servers.themet.port, request: Array(request.utf8),
+                            hangUpAfter: 0.010 + Double(index % 20) * 0.001)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(try await servers.get("/health").status == 200)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+    }
+
     @Test func badConfigurationExits64NamingTheFlag() async throws {
         let process = Process()
         process.executableURL = BuiltProducts.themet

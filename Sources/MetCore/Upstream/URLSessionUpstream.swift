@@ -46,7 +46,7 @@ public final class URLSessionUpstream: Upstream {
         }
         guard let url = components?.url else { throw .unreachable("cannot form a URL from \(origin)\(path)") }
         do {
-            let (data, response) = try await session.data(for: URLRequest(url: url))
+            let (data, response) = try await fetch(URLRequest(url: url))
             guard let http = response as? HTTPURLResponse else { throw UpstreamError.unreachable("not an HTTP answer") }
             return UpstreamReply(
                 status: http.statusCode,
@@ -63,6 +63,31 @@ public final class URLSessionUpstream: Upstream {
         } catch {
             if Task.isCancelled { throw .cancelled }
             throw .unreachable(String(describing: error))
+        }
+    }
+
+    /// One request through a data task. Not `URLSession.data(for:)`: its cancellation handler
+    /// calls `URLSessionTask.cancel()`, which waits on the session's queue while holding the Swift
+    /// task's status lock, and the session's queue may at that moment be resuming the same task,
+    /// which needs that lock: both threads hang for good (seen when clients hang up under load).
+    /// Here the cancel is handed to another queue, so the canceller never waits.
+    private func fetch(_ request: URLRequest) async throws -> (Data, URLResponse?) {
+        let started = Locked<URLSessionDataTask?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    }
+                }
+                started.withLock { $0 = task }
+                task.resume()
+                if Task.isCancelled { DispatchQueue.global().async { task.cancel() } }
+            }
+        } onCancel: {
+            if let task = started.withLock({ $0 }) { DispatchQueue.global().async { task.cancel() } }
         }
     }
 
