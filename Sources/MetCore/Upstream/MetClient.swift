@@ -29,6 +29,8 @@ public struct MetClient: Sendable {
     /// Seconds one fetch may take in all, the default deadline.
     private let requestTimeout: Double
     private let time: any TimeSource
+    /// Bounds each attempt without a sleeping task per call.
+    private let deadlines: DeadlineTimer
     private let logger: Logger
 
     /// - Parameters:
@@ -51,6 +53,7 @@ public struct MetClient: Sendable {
         upstreamTimeout = configuration.upstreamTimeout
         requestTimeout = configuration.requestTimeout
         self.time = time
+        deadlines = DeadlineTimer(time: time)
         self.logger = logger
     }
 
@@ -113,7 +116,7 @@ public struct MetClient: Sendable {
     }
 
     /// The upstream's reply, or `.timeout` when the clock reaches `limit` first (the call is then
-    /// cancelled). The wait is slept on the injected clock, so tests control it.
+    /// cancelled). The wait is on the injected clock, so tests control it.
     private func reply(for resource: MetResource, until limit: Double) async -> Result<UpstreamReply, UpstreamError> {
         await withTaskGroup(of: Result<UpstreamReply, UpstreamError>?.self) { group in
             group.addTask { [upstream] in
@@ -123,13 +126,9 @@ public struct MetClient: Sendable {
                     return .failure(error)
                 }
             }
-            group.addTask { [time] in
-                do {
-                    try await time.sleep(until: limit)
-                } catch {
-                    return nil  // the call ended first, or the fetch was cancelled
-                }
-                return .failure(.timeout)
+            group.addTask { [deadlines] in
+                // false: the call ended first, or the fetch was cancelled.
+                await deadlines.wait(until: limit) ? .failure(.timeout) : nil
             }
             var first: Result<UpstreamReply, UpstreamError> = .failure(.cancelled)
             for await result in group {
