@@ -63,7 +63,11 @@ public enum Gzip {
                 if flush == Z_FINISH { break }
             }
         }
-        return output
+        // Exactly sized: a cached copy lives as long as its entry, and the deflateBound reserved
+        // above is about twice what JSON compresses to.
+        return [UInt8](unsafeUninitializedCapacity: output.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: output)
+        }
     }
 
     /// Decompresses gzip (or zlib-wrapped) data. Several concatenated gzip members are joined,
