@@ -3,7 +3,7 @@ import Foundation
 import MetCore
 import Synchronization
 
-/// One libevent loop on its own thread, accepting on a shared listening socket and serving its
+/// One libevent loop on its own thread, accepting on its own listening socket and serving its
 /// connections. Requests are parsed and, when the core can, answered inside the read callback;
 /// the rest become tasks whose responses are posted back here.
 ///
@@ -143,9 +143,8 @@ final class HTTPLoop: @unchecked Sendable {
     }
 
     private func acceptConnections() {
-        // Every loop is woken for a new connection and each takes at most a few, so connections
-        // spread over the loops instead of piling onto whichever woke first.
-        for _ in 0..<2 {
+        // A bounded batch, so a burst of new connections cannot starve the open ones.
+        for _ in 0..<16 {
             let descriptor = accept4(
                 listeningDescriptor, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
             guard descriptor >= 0 else {

@@ -2,8 +2,8 @@ import CLibevent
 import Foundation
 import MetCore
 
-/// The HTTP server: one listening socket, `loops` libevent loops on their own threads, all
-/// answering through one `Responder`.
+/// The HTTP server: `loops` libevent loops on their own threads, each accepting on its own
+/// socket of one `SO_REUSEPORT` group, all answering through one `Responder`.
 ///
 /// Lifecycle: `start()` once, then `shutdown(gracePeriod:)` once, both from the same ordinary
 /// thread (not a cooperative-pool thread: both block while the loops start or drain).
@@ -21,7 +21,6 @@ public final class HTTPServer: Sendable {
     }
 
     private struct State {
-        var socket: ListeningSocket?
         var loops: [HTTPLoop] = []
         var finished: [DispatchSemaphore] = []
     }
@@ -41,17 +40,18 @@ public final class HTTPServer: Sendable {
     /// Throws (naming the failing call) if binding or any loop's set-up fails.
     public func start() throws -> Address {
         Self.prepareProcess()
-        let socket = try ListeningSocket.bind(host: configuration.host, port: configuration.port)
-        state.withLock { $0.socket = socket }
-        do {
-            for index in 0..<max(1, configuration.loops) {
-                try startLoop(index, descriptor: try socket.duplicate())
+        let sockets = try ListeningSocket.bindGroup(
+            host: configuration.host, port: configuration.port, count: max(1, configuration.loops))
+        for (index, socket) in sockets.enumerated() {
+            do {
+                try startLoop(index, descriptor: socket.descriptor)
+            } catch {
+                for unused in sockets[(index + 1)...] { unused.close() }
+                shutdown(gracePeriod: 0)
+                throw error
             }
-        } catch {
-            shutdown(gracePeriod: 0)
-            throw error
         }
-        return Address(host: socket.host, port: socket.port)
+        return Address(host: sockets[0].host, port: sockets[0].port)
     }
 
     private func startLoop(_ index: Int, descriptor: CInt) throws {
@@ -87,15 +87,13 @@ public final class HTTPServer: Sendable {
     /// any still pending with 503 `shutting_down`, then closes every connection and ends the loops.
     /// Blocks until the loop threads have exited.
     public func shutdown(gracePeriod: Double) {
-        let (loops, finished, socket) = state.withLock { state in
+        let (loops, finished) = state.withLock { state in
             defer {
                 state.loops = []
                 state.finished = []
-                state.socket = nil
             }
-            return (state.loops, state.finished, state.socket)
+            return (state.loops, state.finished)
         }
-        socket?.close()
         for loop in loops { loop.execute { loop.stopAccepting() } }
         let deadline = Date().addingTimeInterval(gracePeriod)
         while Date() < deadline, loops.contains(where: { $0.outstanding.load(ordering: .relaxed) > 0 }) {

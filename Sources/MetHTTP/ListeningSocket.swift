@@ -11,8 +11,9 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// A bound, listening, non-blocking TCP socket. Each event loop accepts on its own `dup` of it,
-/// because libevent closes the descriptor it was given when its listener is freed.
+/// A bound, listening, non-blocking TCP socket, one of a `SO_REUSEPORT` group: each event loop
+/// accepts on its own socket of the group, and the kernel spreads new connections over them by
+/// their addresses, so no loop gets more than its share because it happened to wake first.
 struct ListeningSocket: Sendable {
     /// The descriptor; owned by this value until `close()`.
     let descriptor: CInt
@@ -21,9 +22,24 @@ struct ListeningSocket: Sendable {
     /// The bound port (the real one when 0 was asked for).
     let port: Int
 
+    /// `count` sockets on the same address and port (the port the first one got, when `port` is
+    /// 0), each listening with a backlog of 1024. The caller owns them all.
+    static func bindGroup(host: String, port: Int, count: Int) throws -> [ListeningSocket] {
+        var group = [try bind(host: host, port: port)]
+        do {
+            while group.count < count {
+                group.append(try bind(host: host, port: group[0].port))
+            }
+        } catch {
+            for socket in group { socket.close() }
+            throw error
+        }
+        return group
+    }
+
     /// Resolves `host` (an IPv4 or IPv6 literal, or a name such as `localhost`), binds the first
-    /// address that works, and listens with a backlog of 1024.
-    static func bind(host: String, port: Int) throws -> ListeningSocket {
+    /// address that works with `SO_REUSEPORT`, and listens with a backlog of 1024.
+    private static func bind(host: String, port: Int) throws -> ListeningSocket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -46,6 +62,7 @@ struct ListeningSocket: Sendable {
             }
             var one: CInt = 1
             guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size)) == 0,
+                setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<CInt>.size)) == 0,
                 Glibc.bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0
             else {
                 lastError = HTTPServerError("bind(\(host):\(port))")
@@ -64,13 +81,6 @@ struct ListeningSocket: Sendable {
             return ListeningSocket(descriptor: fd, host: host, port: try boundPort(fd))
         }
         throw lastError
-    }
-
-    /// A new descriptor for the same socket, for one more loop.
-    func duplicate() throws -> CInt {
-        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else { throw HTTPServerError("fcntl(F_DUPFD_CLOEXEC)") }
-        return copy
     }
 
     func close() {

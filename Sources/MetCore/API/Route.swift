@@ -31,7 +31,7 @@ enum Route: Equatable {
         case "/widget/timeline": self = .widgetTimeline
         case "/open": self = .open(nil)
         case Self.mirrorSearchV1: self = .mirrorSearch(.v1)
-        case Self.mirrorSearchV1_1: self = .mirrorSearch(.v1_1)
+        case Self.mirrorSearchV11: self = .mirrorSearch(.v1_1)
         case Self.mirrorObjectListPath: self = .mirrorObjectList
         case Self.mirrorDepartmentsPath: self = .mirrorDepartments
         default:
@@ -57,7 +57,7 @@ enum Route: Equatable {
 
     // The mirror's paths, built once (matching runs on every request).
     private static let mirrorSearchV1 = SearchAPI.v1.path
-    private static let mirrorSearchV1_1 = SearchAPI.v1_1.path
+    private static let mirrorSearchV11 = SearchAPI.v1_1.path
     private static let mirrorObjectListPath = MetResource.basePath + "/objects"
     private static let mirrorDepartmentsPath = MetResource.basePath + "/departments"
     private static let mirrorObjectPrefix = MetResource.basePath + "/objects/"
