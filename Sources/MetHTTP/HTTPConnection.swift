@@ -239,9 +239,13 @@ final class HTTPConnection {
         if state != .closed && state != .lingering { state = .reading }
         let close = closing || !head.keepAlive
         if close { closeAfterFlush = true }
+        let isHead = head.method == "HEAD"
+        if let wireHead = response.wireHead, !isHead, head.minorVersion == 1, !close {
+            enqueue(wireHead, response.body, endsResponse: true)
+            return response.body.count
+        }
         let (headBytes, body) = ResponseEncoder.encode(
-            response, isHead: head.method == "HEAD", minorVersion: head.minorVersion, close: close,
-            date: loop.dateLine())
+            response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine())
         enqueue(headBytes, body, endsResponse: true)
         return body.count
     }

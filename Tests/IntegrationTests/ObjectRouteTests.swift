@@ -51,6 +51,11 @@ struct ObjectRouteTests {
             #expect(text.contains("Vary: Accept-Encoding"))
             #expect(text.contains("-gzip\""))  // its own ETag
         }
+        // Keep-alive hits (sent with the head made once for the second) are compressed too.
+        let keepAlive = "GET /objects/436535 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n"
+        let pipelined = try await RawHTTP.exchange(
+            port: servers.themet.port, request: Array((keepAlive + keepAlive + request).utf8))
+        #expect(pipelined.text.components(separatedBy: "Content-Encoding: gzip\r\n").count == 4)
         let identity = try await servers.get("/objects/436535", headers: ["Accept-Encoding": "identity"])
         #expect(identity.header("Content-Encoding") == nil)
         #expect(

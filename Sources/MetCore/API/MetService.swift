@@ -136,6 +136,9 @@ public final class MetService: Responder {
             let now = time.now()
             guard let entry = freshEntry(for: resource, at: now) else { return nil }
             cache.count(.hit)
+            if presentation.fields == nil && presentation.ifNoneMatch == nil && entry.status == 200 {
+                return hitResponse(entry, presentation, at: now)
+            }
             return finish(present(entry, presentation, outcome: .hit, at: now))
         case .search(let query, let presentation):
             return searchImmediately(query, presentation).map(finish)
@@ -401,6 +404,31 @@ public final class MetService: Responder {
         headers.append("Content-Type", contentType)
         if gzipped { headers.append("Content-Encoding", "gzip") }
         return Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
+    }
+
+    /// The response to a plain hit (a 200 entry, whole, without `If-None-Match`): made at most once
+    /// per second of the clock and of the entry's age, with its wire head, then shared by every
+    /// such request meanwhile. Saves presenting and encoding the same headers on each hit.
+    private func hitResponse(_ entry: CacheEntry, _ presentation: Presentation, at now: Double) -> Response {
+        let second = Int(now.rounded(.down))
+        let age = Int((now - entry.storedAt).rounded(.down))
+        let gzip = presentation.acceptsGzip && entry.gzipped != nil
+        let shared = entry.hitResponses.withLock { responses -> Response? in
+            guard responses.second == second, responses.age == age else { return nil }
+            return gzip ? responses.gzipped : responses.identity
+        }
+        if let shared { return shared }
+        var response = finish(present(entry, presentation, outcome: .hit, at: now))
+        let date = Array("Date: \(HTTPDate.imfFixdate(second))\r\n".utf8)
+        response.wireHead =
+            ResponseEncoder.encode(response, isHead: false, minorVersion: 1, close: false, date: date).head
+        entry.hitResponses.withLock { responses in
+            if responses.second != second || responses.age != age {
+                responses = HitResponses(second: second, age: age)
+            }
+            if gzip { responses.gzipped = response } else { responses.identity = response }
+        }
+        return response
     }
 
     /// RFC 9211 `Cache-Status` for one outcome; `ttl` is the remaining freshness in seconds.

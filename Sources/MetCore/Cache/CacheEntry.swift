@@ -28,6 +28,10 @@ public final class CacheEntry: Sendable {
     /// After freshness, served only if the upstream fails, until this time.
     public let staleUntil: Double
 
+    /// The responses to plain hits on this entry, made once a second and shared (see
+    /// `MetService.hitResponse`); any thread.
+    let hitResponses = Locked(HitResponses())
+
     /// Bodies smaller than this are sent as they are: gzip saves little on them.
     public static let gzipThreshold = 1_024
 
@@ -70,4 +74,14 @@ public final class CacheEntry: Sendable {
     /// Bytes this entry is charged against the memory tier's bound: both bodies, key and a fixed
     /// overhead for the struct, ETag and LRU bookkeeping.
     public var cost: Int { body.count + (gzipped?.count ?? 0) + key.utf8.count + details.cost + 160 }
+}
+
+/// The hit responses of one entry for one second of the clock and of the entry's age.
+struct HitResponses {
+    /// `floor(now)`, for `Date`.
+    var second = Int.min
+    /// `floor(now - storedAt)`, for `Age`, `max-age` and `Cache-Status`.
+    var age = Int.min
+    var identity: Response?
+    var gzipped: Response?
 }

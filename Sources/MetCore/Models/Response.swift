@@ -16,11 +16,22 @@ public enum CacheOutcome: String, Sendable {
 /// An HTTP response from the core: status, header fields and a ready-to-send body.
 public struct Response: Sendable {
     /// The status code.
-    public var status: Int
+    public var status: Int {
+        didSet { wireHead = nil }
+    }
     /// Header fields. The HTTP layer adds `Content-Length`, `Date` and connection handling.
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        didSet { wireHead = nil }
+    }
     /// The body bytes. For HEAD requests the HTTP layer sends the headers only.
-    public var body: [UInt8]
+    public var body: [UInt8] {
+        didSet { wireHead = nil }
+    }
+    /// The complete head (status line, these headers, `Date`, `Content-Length`, blank line) as
+    /// sent to an HTTP/1.1 keep-alive GET, when the core made it already: a hit shared by every
+    /// such request in the same second (see `MetService.hitResponse`). Cleared by any change to
+    /// status, headers or body, so it never disagrees with them.
+    public internal(set) var wireHead: [UInt8]?
     /// For the access log only; the client sees `Cache-Status`.
     public var cacheOutcome: CacheOutcome
     /// Send the body with chunked transfer-coding instead of `Content-Length`. Only the fake Met
