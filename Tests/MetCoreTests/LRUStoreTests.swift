@@ -42,6 +42,23 @@ struct LRUStoreTests {
         #expect(store.bytes == 900)
     }
 
+    @Test func aHitInTheNewerHalfKeepsItsPlaceAndAnOlderOneMovesToTheFront() {
+        var store = LRUStore(capacity: 1_000)
+        for key in ["a", "b", "c", "d"] { store.put(entry(key, cost: 250)) }
+        _ = store.get("d")  // newest already: no move
+        _ = store.get("c")  // in the newer half: stays behind d
+        _ = store.get("a")  // the oldest: moves to the front
+        // Age order is now b (oldest), c, d, a: two new entries evict b, then c (not d, as a
+        // strict LRU would after the hit on c).
+        store.put(entry("e", cost: 250))
+        store.put(entry("f", cost: 250))
+        #expect(store.evictions == 2)
+        #expect(store.get("b") == nil)
+        #expect(store.get("c") == nil)
+        #expect(store.get("d") != nil)
+        #expect(store.get("a") != nil)
+    }
+
     @Test func evictsAsManyAsNeededInAgeOrder() {
         var store = LRUStore(capacity: 1_000)
         for key in ["a", "b", "c", "d"] { store.put(entry(key, cost: 250)) }

@@ -6,6 +6,8 @@ struct LRUStore {
         var entry: CacheEntry
         var newer: Int  // index of the more recently used node, or -1
         var older: Int  // index of the less recently used node, or -1
+        /// `moves` when the node was last put at the front.
+        var movedAt: Int
     }
 
     /// The most bytes (`CacheEntry.cost`) the store holds; adding past it evicts the oldest entries.
@@ -17,6 +19,8 @@ struct LRUStore {
     private var index: [String: Int] = [:]
     private var newest = -1
     private var oldest = -1
+    /// Counts every put at the front (stores and moves).
+    private var moves = 0
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -24,10 +28,12 @@ struct LRUStore {
 
     var count: Int { index.count }
 
-    /// The entry for `key`, marking it most recently used.
+    /// The entry for `key`, marking it recently used: an entry still in the newer half of the
+    /// order stays where it is (eviction takes the oldest entries, so it is just as safe there),
+    /// which spares most hits on a working set the relinking writes.
     mutating func get(_ key: String) -> CacheEntry? {
         guard let slot = index[key] else { return nil }
-        moveToFront(slot)
+        if moves - nodes[slot].movedAt >= index.count / 2 { moveToFront(slot) }
         return nodes[slot].entry
     }
 
@@ -38,7 +44,8 @@ struct LRUStore {
     mutating func put(_ entry: CacheEntry) -> Bool {
         remove(entry.key)
         guard entry.cost <= capacity else { return false }
-        let node = Node(entry: entry, newer: -1, older: newest)
+        moves += 1
+        let node = Node(entry: entry, newer: -1, older: newest, movedAt: moves)
         let slot: Int
         if let reused = free.popLast() {
             nodes[reused] = node
@@ -71,6 +78,8 @@ struct LRUStore {
 
     private mutating func moveToFront(_ slot: Int) {
         guard slot != newest else { return }
+        moves += 1
+        nodes[slot].movedAt = moves
         unlink(slot)
         nodes[slot].older = newest
         nodes[slot].newer = -1

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Figures about the cache, for `/health`.
 public struct CacheStatistics: Sendable, Equatable {
     /// Entries held.
@@ -20,51 +22,51 @@ public struct CacheStatistics: Sendable, Equatable {
 
 /// The memory tier: a byte-bounded LRU of ready-to-send entries behind one lock, read
 /// synchronously from any loop thread (a hit never leaves the loop) and written from tasks.
+/// The outcome counters are atomics, so a hit takes the lock once.
 public final class MemoryCache: Sendable {
-    private struct State {
-        var store: LRUStore
-        var statistics = CacheStatistics()
-    }
-
-    private let state: Locked<State>
+    private let state: Locked<LRUStore>
+    private let hits = Atomic<Int>(0)
+    private let misses = Atomic<Int>(0)
+    private let coalesced = Atomic<Int>(0)
+    private let staleServed = Atomic<Int>(0)
 
     /// - Parameter capacity: the most bytes of entries kept (see `CacheEntry.cost`).
     public init(capacity: Int) {
-        state = Locked(State(store: LRUStore(capacity: capacity)))
+        state = Locked(LRUStore(capacity: capacity))
     }
 
     /// The entry for `key`, fresh or not, marking it recently used. Any thread.
     public func entry(for key: String) -> CacheEntry? {
-        state.withLock { $0.store.get(key) }
+        state.withLock { $0.get(key) }
     }
 
     /// Stores `entry`, evicting least recently used entries to stay within the bound. Any thread.
     public func store(_ entry: CacheEntry) {
-        state.withLock { _ = $0.store.put(entry) }
+        state.withLock { _ = $0.put(entry) }
     }
 
     /// Counts one request answered by `outcome` (hit, miss, collapsed or stale). Any thread.
     public func count(_ outcome: CacheOutcome) {
-        state.withLock { state in
-            switch outcome {
-            case .hit: state.statistics.hits += 1
-            case .miss: state.statistics.misses += 1
-            case .collapsed: state.statistics.coalesced += 1
-            case .stale: state.statistics.staleServed += 1
-            case .none: break
-            }
+        switch outcome {
+        case .hit: hits.add(1, ordering: .relaxed)
+        case .miss: misses.add(1, ordering: .relaxed)
+        case .collapsed: coalesced.add(1, ordering: .relaxed)
+        case .stale: staleServed.add(1, ordering: .relaxed)
+        case .none: break
         }
     }
 
     /// A snapshot of the figures. Any thread.
     public var statistics: CacheStatistics {
-        state.withLock { state in
-            var figures = state.statistics
-            figures.entries = state.store.count
-            figures.bytes = state.store.bytes
-            figures.capacity = state.store.capacity
-            figures.evictions = state.store.evictions
-            return figures
+        var figures = CacheStatistics(
+            hits: hits.load(ordering: .relaxed), misses: misses.load(ordering: .relaxed),
+            coalesced: coalesced.load(ordering: .relaxed), staleServed: staleServed.load(ordering: .relaxed))
+        state.withLock { store in
+            figures.entries = store.count
+            figures.bytes = store.bytes
+            figures.capacity = store.capacity
+            figures.evictions = store.evictions
         }
+        return figures
     }
 }
