@@ -8,14 +8,19 @@ APT_PACKAGES = libevent-dev pkg-config zlib1g-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
+BENCH_ARGS  ?=
+# command:package pairs that `make bench` installs when the command is missing.
+BENCH_TOOLS  = wrk:wrk nginx:nginx-light
 
-.PHONY: deps build serve demo test test-unit test-tsan test-contract lint clean help
+.PHONY: deps build serve demo test test-unit test-tsan test-contract bench bench-smoke lint clean help
 
 help:
 	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
 	@echo "make demo    start themet with the bundled Fixtures/ as its upstream (offline)"
 	@echo "make test    build and run every test (unit, integration, contract)"
 	@echo "make test-tsan  the same tests under ThreadSanitizer (CI runs both)"
+	@echo "make bench   themet vs nginx proxy_cache on loopback, a few minutes (BENCH_ARGS='--markdown FILE')"
+	@echo "make bench-smoke  the same benchmark in seconds, no thresholds (CI runs it)"
 	@echo "extra flags: make serve ARGS='--log-level debug --cache-size 512MiB'"
 
 ## Installs the Debian packages the build needs, if any are missing.
@@ -65,6 +70,28 @@ test-tsan: deps
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 	@if ls .build-tsan/reports/tsan* >/dev/null 2>&1; then \
 	    cat .build-tsan/reports/tsan*; echo "ThreadSanitizer reported data races"; exit 1; fi
+
+## Benchmarks/run (wrk and nginx from Debian, installed like `deps` does if missing), on a
+## release build. $(1): extra arguments.
+define bench_run
+	@missing=""; PATH="$$PATH:/usr/sbin:/sbin"; \
+	for tool in $(BENCH_TOOLS); do \
+	    command -v $${tool%%:*} >/dev/null || missing="$$missing $${tool#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing Debian packages:$$missing"; \
+	    $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	$(SWIFT) build -c release
+	Benchmarks/run --bin-dir "$$($(SWIFT) build -c release --show-bin-path)" $(1) $(BENCH_ARGS)
+endef
+
+bench: deps
+	$(call bench_run)
+
+bench-smoke: deps
+	$(call bench_run,--smoke)
 
 test-unit: deps
 	$(SWIFT) test --filter MetCoreTests
