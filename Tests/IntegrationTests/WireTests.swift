@@ -71,6 +71,16 @@ struct WireTests {
         #expect(try await servers.get("/health").status == 200)
     }
 
+    @Test func aClientExpecting100ContinueGetsItBeforeSendingItsBody() async throws {
+        let servers = try await Servers.start(themet: ["--idle-timeout", "1"])
+        // The head alone: the server invites the body, then gives up on it after the idle timeout.
+        let reply = try await exchange(
+            servers, "POST /objects/1 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        #expect(reply.text.hasPrefix("HTTP/1.1 100 Continue\r\n\r\n"))
+        #expect(statuses(reply.text) == [100, 408])
+        #expect(reply.closedByServer)
+    }
+
     @Test func anyMethodTokenReachesTheCore() async throws {
         let servers = try await Servers.start()
         let reply = try await exchange(servers, "BREW /objects/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
