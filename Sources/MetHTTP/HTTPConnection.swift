@@ -189,7 +189,7 @@ final class HTTPConnection {
         closeAfterFlush = true
         let (head, body) = ResponseEncoder.encode(
             response, isHead: false, minorVersion: 1, close: true, date: loop.dateLine())
-        loop.logRejected(response, from: self)
+        loop.logRejected(response)
         enqueue(head, body, endsResponse: true)
     }
 
@@ -204,9 +204,11 @@ final class HTTPConnection {
         }
     }
 
+    /// Lingering: reads what the client still sends into the receive buffer and drops it.
     private func discardInput() {
-        var scratch = [UInt8](repeating: 0, count: 4_096)
-        let received = read(descriptor, &scratch, scratch.count)
+        input.consume(input.count)
+        let space = input.freeSpace()
+        let received = read(descriptor, space.baseAddress, space.count)
         if received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             close()
         }
@@ -265,15 +267,16 @@ final class HTTPConnection {
         if output.isEmpty {
             written = head.withUnsafeBytes { headBytes in
                 body.withUnsafeBytes { bodyBytes in
-                    var vectors = [
-                        iovec(
+                    // On the stack: this runs for every response.
+                    withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { vectors in
+                        vectors[0] = iovec(
                             iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress), iov_len: headBytes.count
-                        ),
-                        iovec(
+                        )
+                        vectors[1] = iovec(
                             iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress), iov_len: bodyBytes.count
-                        ),
-                    ]
-                    return writev(descriptor, &vectors, bodyBytes.isEmpty ? 1 : 2)
+                        )
+                        return writev(descriptor, vectors.baseAddress, bodyBytes.isEmpty ? 1 : 2)
+                    }
                 }
             }
             if written < 0 {

@@ -239,7 +239,7 @@ final class HTTPLoop: @unchecked Sendable {
         outstanding.add(1, ordering: .relaxed)
     }
 
-    func logRejected(_ response: Response, from connection: HTTPConnection) {
+    func logRejected(_ response: Response) {
         guard logger.isEnabled(.info) else { return }
         logger.info("access - - \(response.status) \(response.body.count)B - -")
     }

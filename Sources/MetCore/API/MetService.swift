@@ -419,9 +419,10 @@ public final class MetService: Responder {
         }
         if let shared { return shared }
         var response = finish(present(entry, presentation, outcome: .hit, at: now))
-        let date = Array("Date: \(HTTPDate.imfFixdate(second))\r\n".utf8)
         response.wireHead =
-            ResponseEncoder.encode(response, isHead: false, minorVersion: 1, close: false, date: date).head
+            ResponseEncoder.encode(
+                response, isHead: false, minorVersion: 1, close: false, date: HTTPDate.fieldLine(second)
+            ).head
         entry.hitResponses.withLock { responses in
             if responses.second != second || responses.age != age {
                 responses = HitResponses(second: second, age: age)

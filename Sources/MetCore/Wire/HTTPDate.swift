@@ -10,9 +10,14 @@ public struct HTTPDate {
     public mutating func line(at unixSeconds: Int) -> [UInt8] {
         if unixSeconds != second {
             second = unixSeconds
-            line = Array("Date: \(Self.imfFixdate(unixSeconds))\r\n".utf8)
+            line = Self.fieldLine(unixSeconds)
         }
         return line
+    }
+
+    /// `Date: …` CRLF for `unixSeconds`, made afresh (the instance method reuses it within a second).
+    public static func fieldLine(_ unixSeconds: Int) -> [UInt8] {
+        Array("Date: \(imfFixdate(unixSeconds))\r\n".utf8)
     }
 
     /// `Sun, 29 Nov 2026 19:07:48 GMT`: the proleptic Gregorian calendar, in UTC.
