@@ -173,7 +173,8 @@ extension ServerConfiguration {
             return nil
         },
         durationOption(
-            "--idle-timeout", "60s", "Idle keep-alive connections and slow clients are closed after this.",
+            "--idle-timeout", "60s",
+            "Idle keep-alive connections are closed after this; a client slower to send its request gets a 408.",
             range: 1...3_600
         ) { $0.idleTimeout = $1 },
         durationOption(
