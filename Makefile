@@ -4,7 +4,7 @@
 SWIFT       ?= swift
 PORT        ?= 8080
 ARGS        ?=
-APT_PACKAGES = libevent-dev pkg-config zlib1g-dev
+APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev ca-certificates
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5

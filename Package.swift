@@ -16,13 +16,17 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent", providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
             name: "MetCore",
             resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .target(name: "MetHTTP", dependencies: ["MetCore", "CLibevent", "CZlib"], swiftSettings: swiftSettings),
-        .executableTarget(name: "themet", dependencies: ["MetCore", "MetHTTP"], swiftSettings: swiftSettings),
+        .target(
+            name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "themet", dependencies: ["MetCore", "MetHTTP", "MetUpstream"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",
             dependencies: ["MetCore", "MetHTTP"],

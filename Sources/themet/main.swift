@@ -1,6 +1,7 @@
 import Foundation
 import MetCore
 import MetHTTP
+import MetUpstream
 
 // themet: parse the configuration, build the core and the HTTP layer, serve, drain on a signal.
 // `themet search|timeline|open …` answers one request through the same core and prints it.

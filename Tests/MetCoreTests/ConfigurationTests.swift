@@ -134,6 +134,8 @@ struct ConfigurationTests {
         "--loops": "0",
         "--cache-size": "1K",
         "--upstream-timeout": "0",
+        "--upstream-connect-timeout": "0",
+        "--upstream-max-body": "1K",
         "--idle-timeout": "0.5",
         "--shutdown-timeout": "-1",
         "--cors-origin": "two words",

@@ -104,9 +104,24 @@ extension ServerConfiguration {
             return nil
         },
         durationOption(
-            "--upstream-timeout", "10s", "Longest wait for one upstream answer (then 504).", range: 0.1...600
+            "--upstream-timeout", "10s",
+            "Longest one upstream attempt may take, reading the whole body included (then 504).", range: 0.1...600
         ) {
             $0.upstreamTimeout = $1
+        },
+        durationOption(
+            "--upstream-connect-timeout", "5s", "Longest an upstream connection may take to open (TCP and TLS).",
+            range: 0.1...600
+        ) { $0.upstreamConnectTimeout = $1 },
+        ConfigurationOption(
+            flag: "--upstream-max-body", placeholder: "BYTES", defaultText: "16MiB",
+            help: "Largest upstream body accepted, on the wire and after gzip decoding (larger: 502, not stored)."
+        ) { configuration, value in
+            guard let bytes = parseByteSize(value), bytes >= 65_536 else {
+                return "expected a size of at least 64KiB such as 16MiB, got '\(value)'"
+            }
+            configuration.upstreamMaxBody = bytes
+            return nil
         },
         durationOption(
             "--request-timeout", "30s",

@@ -35,8 +35,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var loops: Int
     /// The memory cache's bound, in bytes. Default 256 MiB.
     public var cacheSize = 256 * 1_048_576
-    /// Seconds to wait for one upstream answer before giving up (504). Default 10.
+    /// Seconds one upstream attempt may take in all, connecting and reading the whole body
+    /// included, before it gives up (504). Default 10.
     public var upstreamTimeout = 10.0
+    /// Seconds an upstream attempt may take to connect (TCP and TLS). Default 5.
+    public var upstreamConnectTimeout = 5.0
+    /// The largest upstream body accepted, in bytes, both as sent on the wire and after gzip
+    /// decoding; a larger answer is a 502 `upstream_malformed` and is never stored. Default 16 MiB:
+    /// a Met record is a few KiB, and the largest answer, the whole `/objects` list, about 4 MiB.
+    public var upstreamMaxBody = 16 * 1_048_576
     /// Seconds a connection may sit idle, or a client take to send its request, before it is
     /// closed. Default 60.
     public var idleTimeout = 60.0

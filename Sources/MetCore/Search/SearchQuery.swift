@@ -188,23 +188,11 @@ public struct SearchQuery: Sendable, Equatable {
         if sort != .relevance { items.append(.init(name: "sort", value: sort.rawValue)) }
         if let fields { items.append(.init(name: "fields", value: fields.sorted().joined(separator: ","))) }
         if waitGiven { items.append(.init(name: "wait", value: String(Int((wait * 1_000).rounded())))) }
-        return "/search?" + items.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")
-    }
-
-    /// Percent-encodes everything but unreserved characters, `,` and `|`.
-    private static func encode(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"), UInt8(ascii: ","), UInt8(ascii: "|"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return encoded
+        return "/search?"
+            + items.map {
+                PercentEncoding.encode($0.name, keeping: [.comma, .pipe]) + "="
+                    + PercentEncoding.encode($0.value, keeping: [.comma, .pipe])
+            }.joined(separator: "&")
     }
 
     /// ASCII digits with an optional leading `-` (when allowed), at most 9 digits.
@@ -212,11 +200,5 @@ public struct SearchQuery: Sendable, Equatable {
         let digits = allowingSign && text.hasPrefix("-") ? text.dropFirst() : text[...]
         guard (1...9).contains(digits.count), digits.allSatisfy(\.isASCIIDigit) else { return nil }
         return Int(text)
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -63,10 +63,7 @@ public enum MetResource: Sendable, Hashable {
         return items
     }
 
-    /// The canonical cache key: the upstream path plus the canonical query.
-    public var cacheKey: String {
-        let query = self.query
-        if query.isEmpty { return path }
-        return path + "?" + query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
-    }
+    /// The canonical cache key: exactly the target sent upstream (`UpstreamTarget`), so two
+    /// resources share an entry only when the Met is asked the same bytes.
+    public var cacheKey: String { UpstreamTarget.encode(path: path, query: query) }
 }

@@ -1,0 +1,206 @@
+import CCurl
+import CLibevent
+import Foundation
+import MetCore
+
+/// libcurl's multi interface driven by a libevent loop on a thread of its own (the pattern of
+/// curl's `hiperfifo.c`): curl says which sockets to watch (`CURLMOPT_SOCKETFUNCTION`) and when
+/// to wake it (`CURLMOPT_TIMERFUNCTION`); the loop tells curl what became ready. Connections to
+/// the upstream stay open between requests in the multi's connection cache.
+///
+/// Every curl and libevent call happens on that thread. Other threads only post jobs
+/// (`start`, `cancel`), so a handle is added, removed and freed on its own thread, and a cancel
+/// that races the answer finds the transfer gone and does nothing.
+final class CurlMulti: @unchecked Sendable {
+    private let base: OpaquePointer
+    private let multi: UnsafeMutableRawPointer
+    private var timerEvent: OpaquePointer?
+    private var wakeEvent: OpaquePointer?
+    private let headers: UnsafeMutablePointer<curl_slist>
+    private let settings: CurlTransfer.Settings
+    /// Transfers in flight, by ID. Curl thread only.
+    private var transfers: [UInt64: CurlTransfer] = [:]
+    private let jobs = Locked<[@Sendable () -> Void]>([])
+
+    /// Creates the multi handle and its loop and starts the loop's thread, which runs for the
+    /// life of the process.
+    init(settings: CurlTransfer.Settings, headers: [String]) throws(CurlError) {
+        _ = Self.globalSetUp
+        guard let base = event_base_new() else { throw CurlError("event_base_new failed") }
+        guard let multi = curl_multi_init() else {
+            event_base_free(base)
+            throw CurlError("curl_multi_init failed")
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in headers { list = curl_slist_append(list, header) }
+        guard let list else { throw CurlError("curl_slist_append failed") }
+        self.base = base
+        self.multi = multi
+        self.headers = list
+        self.settings = settings
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        timerEvent = event_new(
+            base, -1, 0,
+            { _, _, context in Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().timerFired() },
+            context)
+        wakeEvent = event_new(
+            base, -1, 0,
+            { _, _, context in Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().drainJobs() },
+            context)
+        guard timerEvent != nil, wakeEvent != nil,
+            ccurl_multi_set_socket_function(multi, Self.watchSocket, context) == CURLM_OK,
+            ccurl_multi_set_timer_function(multi, Self.setTimer, context) == CURLM_OK,
+            // Idle connections kept for reuse: the pacer lets only a few calls out at once.
+            ccurl_multi_set_long(multi, CURLMOPT_MAXCONNECTS, 16) == CURLM_OK
+        else { throw CurlError("setting up the curl multi handle failed") }
+
+        let thread = Thread { [self] in self.run() }
+        thread.name = "upstream-curl"
+        thread.start()
+    }
+
+    /// The loop; returns only if libevent fails. Curl thread.
+    private func run() {
+        _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+    }
+
+    /// Process-wide: libevent's thread support (so `event_active` from another thread wakes the
+    /// loop) and curl's global set-up, which is not thread-safe and so runs once, here.
+    private static let globalSetUp: Bool = {
+        _ = evthread_use_pthreads()
+        return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    }()
+
+    /// Starts `GET url` as transfer `id`; `continuation` gets its outcome exactly once. Any thread.
+    func start(
+        id: UInt64, url: String, continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+    ) {
+        execute { [self] in
+            guard
+                let transfer = CurlTransfer.make(
+                    id: id, url: url, settings: settings, headers: headers, continuation: continuation)
+            else { return }
+            guard curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
+                transfer.finish(CURLE_FAILED_INIT)
+                return
+            }
+            transfers[id] = transfer
+        }
+    }
+
+    /// Abandons transfer `id`: its continuation gets `.cancelled` unless it finished already.
+    /// Any thread; idempotent.
+    func cancel(_ id: UInt64) {
+        execute { [self] in
+            guard let transfer = transfers.removeValue(forKey: id) else { return }
+            curl_multi_remove_handle(multi, transfer.easy)
+            transfer.cancel()
+        }
+    }
+
+    // MARK: The loop
+
+    /// Runs `job` on the curl thread; only the first job after a drain pays for the wake-up.
+    private func execute(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { queue in
+            queue.append(job)
+            if queue.count == 1 { event_active(wakeEvent, 0, 0) }
+        }
+    }
+
+    private func drainJobs() {
+        let batch = jobs.withLock { queue in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        for job in batch { job() }
+    }
+
+    /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what curl asks, or stop watching it. The
+    /// socket's event is kept as curl's per-socket pointer (`curl_multi_assign`).
+    private static let watchSocket: curl_socket_callback = { _, socket, what, context, socketContext in
+        let multi = Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue()
+        multi.watch(socket, what: what, event: socketContext.map(OpaquePointer.init))
+        return 0
+    }
+
+    private func watch(_ socket: curl_socket_t, what: Int32, event existing: OpaquePointer?) {
+        if what == CURL_POLL_REMOVE {
+            if let existing {
+                event_free(existing)  // also removes it from the loop
+                curl_multi_assign(multi, socket, nil)
+            }
+            return
+        }
+        var flags = Int16(EV_PERSIST)
+        if what & CURL_POLL_IN != 0 { flags |= Int16(EV_READ) }
+        if what & CURL_POLL_OUT != 0 { flags |= Int16(EV_WRITE) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let ready: event_callback_fn = { socket, what, context in
+            Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().socketReady(socket, what: what)
+        }
+        if let existing {
+            event_del(existing)
+            event_assign(existing, base, socket, flags, ready, context)
+            event_add(existing, nil)
+        } else if let event = event_new(base, socket, flags, ready, context) {
+            curl_multi_assign(multi, socket, UnsafeMutableRawPointer(event))
+            event_add(event, nil)
+        }
+    }
+
+    /// CURLMOPT_TIMERFUNCTION: wake curl in `milliseconds` (-1: never). curl may not be called
+    /// back from here, so even 0 goes through the timer event.
+    private static let setTimer: curl_multi_timer_callback = { _, milliseconds, context in
+        let multi = Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue()
+        if milliseconds < 0 {
+            event_del(multi.timerEvent)
+        } else {
+            var delay = timeval(tv_sec: milliseconds / 1_000, tv_usec: (milliseconds % 1_000) * 1_000)
+            event_add(multi.timerEvent, &delay)
+        }
+        return 0
+    }
+
+    private func socketReady(_ socket: CInt, what: Int16) {
+        var action: Int32 = 0
+        if what & Int16(EV_READ) != 0 { action |= CURL_CSELECT_IN }
+        if what & Int16(EV_WRITE) != 0 { action |= CURL_CSELECT_OUT }
+        var running: Int32 = 0
+        curl_multi_socket_action(multi, socket, action, &running)
+        collectFinished()
+        if running <= 0 { event_del(timerEvent) }
+    }
+
+    private func timerFired() {
+        var running: Int32 = 0
+        curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
+        collectFinished()
+    }
+
+    /// Hands every finished transfer its outcome.
+    private func collectFinished() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = ccurl_message_result(message)
+            var context: UnsafeMutableRawPointer?
+            _ = ccurl_easy_get_pointer(easy, CURLINFO_PRIVATE, &context)
+            curl_multi_remove_handle(multi, easy)  // invalidates `message`
+            guard let context else { continue }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            transfers[transfer.id] = nil
+            transfer.finish(code)
+        }
+    }
+}
+
+/// A failure to set up libcurl or its loop; the text names what failed.
+public struct CurlError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,174 @@
+import CCurl
+import MetCore
+
+/// One upstream request in flight on the curl thread: its easy handle, the body received so
+/// far, and the continuation that gets the outcome exactly once.
+///
+/// Curl thread only. Owned by `CurlMulti`'s table from `start` until `finish`; curl's callbacks
+/// reach it through the unretained pointer set as the handle's private, write and progress data.
+final class CurlTransfer {
+    /// What every transfer shares: set once by `CurlUpstream`, read on the curl thread.
+    struct Settings {
+        /// Milliseconds to connect (TCP and TLS).
+        var connectTimeoutMilliseconds: Int
+        /// Milliseconds for the whole attempt, body included.
+        var totalTimeoutMilliseconds: Int
+        /// The most body bytes accepted, on the wire and after decoding.
+        var maxBodyBytes: Int
+    }
+
+    let id: UInt64
+    let easy: UnsafeMutableRawPointer
+    private let continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+    private let maxBodyBytes: Int
+    private var body: [UInt8] = []
+    /// Set when the body passed `maxBodyBytes`: the callbacks then abort the transfer.
+    private var tooLarge = false
+    /// curl's own words about a failure (CURLOPT_ERRORBUFFER), for the log.
+    private let errorText: UnsafeMutablePointer<CChar>
+
+    /// Creates the easy handle for `GET url` with every option set, or nil (after resuming the
+    /// continuation with `.unreachable`) when curl refuses one.
+    ///
+    /// - Parameter headers: the request header list, owned by the caller and alive as long as
+    ///   any transfer.
+    static func make(
+        id: UInt64, url: String, settings: Settings, headers: UnsafeMutablePointer<curl_slist>,
+        continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+    ) -> CurlTransfer? {
+        guard let easy = curl_easy_init() else {
+            continuation.resume(returning: .failure(.unreachable("curl_easy_init failed")))
+            return nil
+        }
+        let transfer = CurlTransfer(id: id, easy: easy, settings: settings, continuation: continuation)
+        if let failure = transfer.configure(url: url, settings: settings, headers: headers) {
+            transfer.complete(.failure(.unreachable("curl refused \(failure)")))
+            return nil
+        }
+        return transfer
+    }
+
+    private init(
+        id: UInt64, easy: UnsafeMutableRawPointer, settings: Settings,
+        continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+    ) {
+        self.id = id
+        self.easy = easy
+        self.continuation = continuation
+        maxBodyBytes = settings.maxBodyBytes
+        errorText = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorText.initialize(to: 0)
+    }
+
+    /// Sets the handle's options; returns the name of the first one curl refused, or nil.
+    private func configure(url: String, settings: Settings, headers: UnsafeMutablePointer<curl_slist>) -> String? {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let steps: [(String, () -> CURLcode)] = [
+            ("CURLOPT_URL", { ccurl_easy_set_string(self.easy, CURLOPT_URL, url) }),
+            // Only plain HTTP(S): no file://, no other scheme through a redirect or a typo.
+            ("CURLOPT_PROTOCOLS_STR", { ccurl_easy_set_string(self.easy, CURLOPT_PROTOCOLS_STR, "http,https") }),
+            ("CURLOPT_HTTP_VERSION", { ccurl_easy_set_long(self.easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1) }),
+            ("CURLOPT_HTTPHEADER", { ccurl_easy_set_headers(self.easy, headers) }),
+            ("CURLOPT_USERAGENT", { ccurl_easy_set_string(self.easy, CURLOPT_USERAGENT, CurlUpstream.userAgent) }),
+            // Asks for gzip and has curl decode it; the write callback sees decoded bytes.
+            ("CURLOPT_ACCEPT_ENCODING", { ccurl_easy_set_string(self.easy, CURLOPT_ACCEPT_ENCODING, "gzip") }),
+            // Threads: no signals for timeouts (curl's threaded resolver needs none).
+            ("CURLOPT_NOSIGNAL", { ccurl_easy_set_long(self.easy, CURLOPT_NOSIGNAL, 1) }),
+            ("CURLOPT_FOLLOWLOCATION", { ccurl_easy_set_long(self.easy, CURLOPT_FOLLOWLOCATION, 0) }),
+            (
+                "CURLOPT_CONNECTTIMEOUT_MS",
+                { ccurl_easy_set_long(self.easy, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds) }
+            ),
+            (
+                "CURLOPT_TIMEOUT_MS",
+                { ccurl_easy_set_long(self.easy, CURLOPT_TIMEOUT_MS, settings.totalTimeoutMilliseconds) }
+            ),
+            // Refuses at once an answer whose Content-Length is already too large.
+            (
+                "CURLOPT_MAXFILESIZE_LARGE",
+                { ccurl_easy_set_offset(self.easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxBodyBytes)) }
+            ),
+            ("CURLOPT_ERRORBUFFER", { ccurl_easy_set_pointer(self.easy, CURLOPT_ERRORBUFFER, self.errorText) }),
+            ("CURLOPT_PRIVATE", { ccurl_easy_set_pointer(self.easy, CURLOPT_PRIVATE, context) }),
+            ("CURLOPT_WRITEFUNCTION", { ccurl_easy_set_write_function(self.easy, CurlTransfer.receive) }),
+            ("CURLOPT_WRITEDATA", { ccurl_easy_set_pointer(self.easy, CURLOPT_WRITEDATA, context) }),
+            // The progress callback counts bytes on the wire, before decoding (a chunked or gzip
+            // body announces no length, so only counting can bound it).
+            ("CURLOPT_NOPROGRESS", { ccurl_easy_set_long(self.easy, CURLOPT_NOPROGRESS, 0) }),
+            ("CURLOPT_XFERINFOFUNCTION", { ccurl_easy_set_xferinfo_function(self.easy, CurlTransfer.progress) }),
+            ("CURLOPT_XFERINFODATA", { ccurl_easy_set_pointer(self.easy, CURLOPT_XFERINFODATA, context) }),
+        ]
+        for (name, step) in steps where step() != CURLE_OK { return name }
+        return nil
+    }
+
+    /// curl's write callback: appends decoded body bytes, or aborts (by taking fewer bytes than
+    /// offered) once the body would pass the limit.
+    private static let receive: curl_write_callback = { data, size, count, context in
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+        let length = size * count
+        guard transfer.body.count + length <= transfer.maxBodyBytes else {
+            transfer.tooLarge = true
+            transfer.body = []  // released now, not when the handle is cleaned up
+            return 0
+        }
+        if length > 0, let data {
+            UnsafeRawBufferPointer(start: data, count: length).withMemoryRebound(to: UInt8.self) {
+                transfer.body.append(contentsOf: $0)
+            }
+        }
+        return length
+    }
+
+    /// curl's progress callback: aborts once more bytes came over the wire than the limit.
+    private static let progress: curl_xferinfo_callback = { context, _, received, _, _ in
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+        guard received > curl_off_t(transfer.maxBodyBytes) else { return 0 }
+        transfer.tooLarge = true
+        return 1
+    }
+
+    /// Judges how the transfer ended (`code` from curl) and resumes the continuation with it.
+    /// The caller has already removed the handle from the multi.
+    func finish(_ code: CURLcode) {
+        complete(outcome(of: code))
+    }
+
+    /// The request is abandoned (its caller was cancelled) before it finished.
+    func cancel() {
+        complete(.failure(.cancelled))
+    }
+
+    private func outcome(of code: CURLcode) -> Result<UpstreamReply, UpstreamError> {
+        if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
+            return .failure(.malformed("body larger than \(maxBodyBytes) bytes"))
+        }
+        switch code {
+        case CURLE_OK:
+            var status = 0
+            var type: UnsafeMutablePointer<CChar>?
+            _ = ccurl_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            _ = ccurl_easy_get_string(easy, CURLINFO_CONTENT_TYPE, &type)
+            return .success(UpstreamReply(status: status, contentType: type.map { String(cString: $0) }, body: body))
+        case CURLE_OPERATION_TIMEDOUT:
+            return .failure(.timeout)
+        case CURLE_BAD_CONTENT_ENCODING, CURLE_WEIRD_SERVER_REPLY:
+            return .failure(.malformed(description(of: code)))
+        default:
+            return .failure(.unreachable(description(of: code)))
+        }
+    }
+
+    /// curl's error buffer when it has something, else its generic text for `code`.
+    private func description(of code: CURLcode) -> String {
+        errorText.pointee != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(code))
+    }
+
+    /// Frees the handle and hands `result` to the waiting task. Exactly once per transfer.
+    private func complete(_ result: Result<UpstreamReply, UpstreamError>) {
+        curl_easy_cleanup(easy)
+        errorText.deallocate()
+        body = []
+        continuation.resume(returning: result)
+    }
+}

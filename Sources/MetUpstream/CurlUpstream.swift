@@ -1,0 +1,59 @@
+import MetCore
+import Synchronization
+
+/// The real Met API (or any server at the same paths, such as `met-fixture-server`) over
+/// HTTP(S) with libcurl: keep-alive connections, TLS verified against the system's CA store,
+/// gzip asked for and decoded by curl, redirects not followed, no cookies, explicit connect and
+/// total timeouts, and a bound on the body (`maxBodyBytes`, on the wire and decoded).
+///
+/// Safe from any task. Cancelling the calling task abandons the transfer on curl's thread; a
+/// cancel that races the answer is a no-op.
+public final class CurlUpstream: Upstream {
+    private let origin: String
+    private let multi: CurlMulti
+    private let nextID = Atomic<UInt64>(0)
+
+    /// The `User-Agent` every request carries.
+    static let userAgent = "TheMet-server/1.0 (caching proxy; polite pacing)"
+
+    /// - Parameters:
+    ///   - origin: scheme, host and optional port, without a trailing slash
+    ///     (`https://collectionapi.metmuseum.org`).
+    ///   - connectTimeout: seconds to open a connection, TLS included.
+    ///   - timeout: seconds for one whole attempt, the body included.
+    ///   - maxBodyBytes: the largest body accepted, as sent and after decoding; past it the
+    ///     attempt fails with `.malformed` and what was received is released at once.
+    /// - Throws: `CurlError` when libcurl or its loop cannot be set up.
+    public init(origin: String, connectTimeout: Double, timeout: Double, maxBodyBytes: Int) throws(CurlError) {
+        self.origin = origin
+        multi = try CurlMulti(
+            settings: CurlTransfer.Settings(
+                connectTimeoutMilliseconds: Self.milliseconds(connectTimeout),
+                totalTimeoutMilliseconds: Self.milliseconds(timeout), maxBodyBytes: maxBodyBytes),
+            headers: ["Accept: application/json"])
+    }
+
+    public var location: String { origin }
+
+    public func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
+        let url = origin + UpstreamTarget.encode(path: path, query: query)
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let multi = self.multi
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                multi.start(id: id, url: url, continuation: continuation)
+                // Cancelled before the handler was installed: the handler's cancel would have
+                // run before the start above, found nothing and done nothing.
+                if Task.isCancelled { multi.cancel(id) }
+            }
+        } onCancel: {
+            multi.cancel(id)
+        }
+        return try result.get()
+    }
+
+    /// Whole milliseconds, at least 1 (curl reads 0 as "no timeout").
+    private static func milliseconds(_ seconds: Double) -> Int {
+        max(1, Int((seconds * 1_000).rounded(.up)))
+    }
+}

@@ -1,0 +1,25 @@
+import MetCore
+
+extension ServerConfiguration {
+    /// The upstream this configuration names: libcurl for an origin, the fixture archive for a
+    /// directory. Throws a `ConfigurationError` for `--upstream` when either cannot be used.
+    public func makeUpstream() throws(ConfigurationError) -> any Upstream {
+        switch upstream {
+        case .origin(let origin):
+            do {
+                return try CurlUpstream(
+                    origin: origin, connectTimeout: upstreamConnectTimeout, timeout: upstreamTimeout,
+                    maxBodyBytes: upstreamMaxBody)
+            } catch {
+                throw ConfigurationError(flag: "--upstream", reason: "cannot start the HTTP client: \(error)")
+            }
+        case .directory(let path):
+            do {
+                return try FixtureDirectoryUpstream(directory: path)
+            } catch {
+                throw ConfigurationError(
+                    flag: "--upstream", reason: "cannot use '\(path)' as a fixture directory: \(error)")
+            }
+        }
+    }
+}
