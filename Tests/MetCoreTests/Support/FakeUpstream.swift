@@ -36,9 +36,9 @@ final class FakeUpstream: Upstream {
 
     var location: String { "fake upstream" }
 
-    /// The table key for a call.
+    /// The table key for a call: the target a real upstream would be sent.
     static func key(path: String, query: [RequestTarget.QueryItem]) -> String {
-        query.isEmpty ? path : path + "?" + query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+        UpstreamTarget.encode(path: path, query: query)
     }
 
     /// Sets (or replaces) the answer for `resource`.
