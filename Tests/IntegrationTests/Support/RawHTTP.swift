@@ -16,16 +16,17 @@ enum RawHTTP {
 
     /// Connects to 127.0.0.1:`port`, sends `request`, then either reads until the server closes
     /// (or `readTimeout` passes) and returns what came back, or — with `hangUpAfter` — closes the
-    /// connection after that many seconds without reading.
-    static func exchange(port: Int, request: [UInt8], hangUpAfter: Double? = nil, readTimeout: Double = 10)
-        async throws -> Exchange
-    {
+    /// connection after that many seconds without reading; `reset` makes that close an RST
+    /// (`SO_LINGER` 0) instead of a FIN.
+    static func exchange(
+        port: Int, request: [UInt8], hangUpAfter: Double? = nil, reset: Bool = false, readTimeout: Double = 10
+    ) async throws -> Exchange {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(
                     with: Result {
                         try run(
-                            port: port, request: request, hangUpAfter: hangUpAfter,
+                            port: port, request: request, hangUpAfter: hangUpAfter, reset: reset,
                             readTimeout: readTimeout)
                     })
             }
@@ -33,7 +34,9 @@ enum RawHTTP {
         }
     }
 
-    private static func run(port: Int, request: [UInt8], hangUpAfter: Double?, readTimeout: Double) throws -> Exchange {
+    private static func run(
+        port: Int, request: [UInt8], hangUpAfter: Double?, reset: Bool, readTimeout: Double
+    ) throws -> Exchange {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ProcessFailure("socket failed") }
         defer { close(fd) }
@@ -59,6 +62,10 @@ enum RawHTTP {
         }
         if let hangUpAfter {
             Thread.sleep(forTimeInterval: hangUpAfter)
+            if reset {
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            }
             return Exchange(bytes: [], closedByServer: false)
         }
         var received: [UInt8] = []

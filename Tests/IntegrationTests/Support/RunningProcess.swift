@@ -75,6 +75,15 @@ final class RunningProcess: Sendable {
     /// Whether the process is still running.
     var isRunning: Bool { process.isRunning }
 
+    /// The resident set size now, in bytes (VmRSS in /proc), or nil once the process is gone.
+    var residentBytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return nil }
+        return kilobytes * 1_024
+    }
+
     /// Sends `signal` (SIGTERM by default).
     func signal(_ number: Int32 = SIGTERM) {
         kill(process.processIdentifier, number)
