@@ -93,16 +93,10 @@ extension ServerConfiguration {
             configuration.loops = loops
             return nil
         },
-        ConfigurationOption(
-            flag: "--cache-size", placeholder: "BYTES", defaultText: "256MiB",
-            help: "Memory cache bound: bytes, or with a K/M/G (KiB/MiB/GiB) suffix."
-        ) { configuration, value in
-            guard let bytes = parseByteSize(value), bytes >= 65_536 else {
-                return "expected a size of at least 64KiB such as 512MiB, got '\(value)'"
-            }
-            configuration.cacheSize = bytes
-            return nil
-        },
+        byteSizeOption(
+            "--cache-size", "256MiB", "Memory cache bound: bytes, or with a K/M/G (KiB/MiB/GiB) suffix.",
+            example: "512MiB"
+        ) { $0.cacheSize = $1 },
         durationOption(
             "--upstream-timeout", "10s",
             "Longest one upstream attempt may take, reading the whole body included (then 504).", range: 0.1...600
@@ -113,16 +107,11 @@ extension ServerConfiguration {
             "--upstream-connect-timeout", "5s", "Longest an upstream connection may take to open (TCP and TLS).",
             range: 0.1...600
         ) { $0.upstreamConnectTimeout = $1 },
-        ConfigurationOption(
-            flag: "--upstream-max-body", placeholder: "BYTES", defaultText: "16MiB",
-            help: "Largest upstream body accepted, on the wire and after gzip decoding (larger: 502, not stored)."
-        ) { configuration, value in
-            guard let bytes = parseByteSize(value), bytes >= 65_536 else {
-                return "expected a size of at least 64KiB such as 16MiB, got '\(value)'"
-            }
-            configuration.upstreamMaxBody = bytes
-            return nil
-        },
+        byteSizeOption(
+            "--upstream-max-body", "16MiB",
+            "Largest upstream body accepted, on the wire and after gzip decoding (larger: 502, not stored).",
+            example: "16MiB"
+        ) { $0.upstreamMaxBody = $1 },
         durationOption(
             "--request-timeout", "30s",
             "Longest one upstream fetch may take, pacing waits and retries included (then 504).", range: 0.1...3_600
@@ -265,6 +254,21 @@ extension ServerConfiguration {
                     + "seconds (such as 30, 250ms, 5m, 2h, 7d), got '\(value)'"
             }
             set(&configuration, seconds)
+            return nil
+        }
+    }
+
+    /// A size of at least 64 KiB: bytes, or with a K/M/G (KiB/MiB/GiB) suffix.
+    private static func byteSizeOption(
+        _ flag: String, _ defaultText: String, _ help: String, example: String,
+        set: @escaping @Sendable (inout ServerConfiguration, Int) -> Void
+    ) -> ConfigurationOption {
+        ConfigurationOption(flag: flag, placeholder: "BYTES", defaultText: defaultText, help: help) {
+            configuration, value in
+            guard let bytes = parseByteSize(value), bytes >= 65_536 else {
+                return "expected a size of at least 64KiB such as \(example), got '\(value)'"
+            }
+            set(&configuration, bytes)
             return nil
         }
     }
