@@ -484,15 +484,8 @@ public final class MetService: Responder {
             "Access-Control-Allow-Methods": Self.allowedMethods,
             "Access-Control-Max-Age": "86400",
         ]
-        let asked = request.headers["Access-Control-Request-Headers"] ?? ""
-        let isTokenList =
-            asked.utf8.count <= 512
-            && asked.unicodeScalars.allSatisfy {
-                $0.properties.isAlphabetic || "0123456789-_, ".unicodeScalars.contains($0)
-            }
         headers.append(
-            "Access-Control-Allow-Headers",
-            !asked.isEmpty && isTokenList ? asked : "Accept, Accept-Encoding, If-None-Match")
+            "Access-Control-Allow-Headers", CORSHeaders.allowed(for: request.headers["Access-Control-Request-Headers"]))
         return Response(status: 204, headers: headers)
     }
 
