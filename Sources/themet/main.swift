@@ -55,7 +55,9 @@ service.store.load()
 
 if routeCommand != nil {
     Task {
-        exit(await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1))
+        let status = await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1)
+        service.store.waitForWrites()  // the process ends here: the latest results must reach objects.json
+        exit(status)
     }
     dispatchMain()
 }
@@ -78,6 +80,7 @@ fflush(nil)  // stdout is a pipe under tests; the line must go out now
 ShutdownSignal.onReceipt { signal in
     logger.info("signal \(signal): draining for up to \(configuration.shutdownTimeout) s")
     server.shutdown(gracePeriod: configuration.shutdownTimeout)
+    service.store.waitForWrites()  // the latest results reach objects.json before the process ends
     logger.info("stopped")
     exit(0)
 }

@@ -263,9 +263,12 @@ public final class MetService: Responder {
         case .mirrorDepartments:
             return .resource(.departments, Presentation(route, for: request))
         case .search:
-            return .search(try SearchQuery(target), Presentation(route, for: request))
+            var query = try SearchQuery(target)
+            if request.isHead { query.store = false }  // a HEAD never replaces the latest results
+            return .search(query, Presentation(route, for: request))
         case .widgetTimeline:
-            let widget = try WidgetRequest(target)
+            var widget = try WidgetRequest(target)
+            if request.isHead { widget.search?.store = false }
             if widget.search == nil { return .answer(storeTimeline(widget, Presentation(route, for: request))) }
             return .widget(widget, Presentation(route, for: request))
         case .open(let text):
