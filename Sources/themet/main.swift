@@ -62,6 +62,7 @@ if routeCommand != nil {
     dispatchMain()
 }
 
+ShutdownSignal.ignoreOthers(logger: logger)
 let server = HTTPServer(configuration: HTTPServerConfiguration(configuration), responder: service, logger: logger)
 let address: HTTPServer.Address
 do {
