@@ -47,14 +47,18 @@ public struct SearchQuery: Sendable, Equatable {
     /// Whether this page replaces the latest results: `store` and the first page (offset 0).
     var replacesStore: Bool { store && offset == 0 }
 
-    /// What identifies the search as a source of the latest results (`SharedStore.offer`): its
-    /// first page's URL without `fields` and `wait`, which do not change the records stored.
-    var storeSource: String {
-        var source = self
-        source.fields = nil
-        source.waitGiven = false
-        return source.url(offset: 0)
+    /// What identifies a search as a source of the latest results (`SharedStore.offer`): what
+    /// decides the objects of its first page. Not `fields` or `wait`, which do not change the
+    /// records stored. Cheap to make and hash: it is made on every first-page search hit.
+    struct StoreSource: Hashable, Sendable {
+        var q: String
+        var filters: [RequestTarget.QueryItem]
+        var sort: SearchSort
+        var limit: Int
     }
+
+    /// This search as a source of the latest results.
+    var storeSource: StoreSource { StoreSource(q: q, filters: filters, sort: sort, limit: limit) }
 
     /// Whether results must have an image (`hasImages`, default true).
     public var requiresImages: Bool { filters.first { $0.name == "hasImages" }?.value != "false" }

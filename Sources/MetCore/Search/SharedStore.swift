@@ -22,7 +22,7 @@ public final class SharedStore: Sendable {
         var records: [Record] = []
         /// For each search that replaced the store (`offer`), the IDs it brought; bounded by
         /// `maxSources`.
-        var sources: [String: [Int]] = [:]
+        var sources: [SearchQuery.StoreSource: [Int]] = [:]
         /// The records to write next, when a write is due and has not started.
         var pending: [Record]?
         /// Whether a drain of `pending` is queued or running on `queue`.
@@ -111,11 +111,11 @@ public final class SharedStore: Sendable {
     ///
     /// - Parameter source: what identifies the search (`SearchQuery.storeSource`).
     @discardableResult
-    public func offer(_ objects: [CacheEntry], from source: String) -> Bool {
+    func offer(_ objects: [CacheEntry], from source: SearchQuery.StoreSource) -> Bool {
         replace(with: objects, from: source)
     }
 
-    private func replace(with objects: [CacheEntry], from source: String?) -> Bool {
+    private func replace(with objects: [CacheEntry], from source: SearchQuery.StoreSource?) -> Bool {
         let ids = objects.prefix(capacity).compactMap(\.objectID)
         let (changed, startsDrain) = state.withLock { state -> (Bool, Bool) in
             if let source {
