@@ -56,11 +56,14 @@ service.store.load()
 
 if routeCommand != nil {
     Task {
-        exit(await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1))
+        let status = await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1)
+        service.store.waitForWrites()  // the process ends here: the latest results must reach objects.json
+        exit(status)
     }
     dispatchMain()
 }
 
+ShutdownSignal.ignoreOthers(logger: logger)
 let server = HTTPServer(configuration: HTTPServerConfiguration(configuration), responder: service, logger: logger)
 let address: HTTPServer.Address
 do {
@@ -79,6 +82,7 @@ fflush(nil)  // stdout is a pipe under tests; the line must go out now
 ShutdownSignal.onReceipt { signal in
     logger.info("signal \(signal): draining for up to \(configuration.shutdownTimeout) s")
     server.shutdown(gracePeriod: configuration.shutdownTimeout)
+    service.store.waitForWrites()  // the latest results reach objects.json before the process ends
     logger.info("stopped")
     exit(0)
 }

@@ -96,7 +96,13 @@ struct DeepLinkTargetTests {
         .web("https://www.metmuseum.org/art/collection/search/7", "https://www.metmuseum.org/art/collection/search/7"),
         .web("http://www.metmuseum.org/art/collection/search/7", "http://www.metmuseum.org/art/collection/search/7"),
         .web("https://metmuseum.org/art/7", "https://metmuseum.org/art/7"),
-        .web("HTTPS://WWW.METMUSEUM.ORG/art/7", "HTTPS://WWW.METMUSEUM.ORG/art/7"),
+        // Parsed and written out again: scheme and host in lower case, the port without leading
+        // zeros, an empty path as `/`; the path, query and fragment as they were.
+        .web("HTTPS://WWW.METMUSEUM.ORG/art/7", "https://www.metmuseum.org/art/7"),
+        .web("https://www.metmuseum.org", "https://www.metmuseum.org/"),
+        .web("https://www.metmuseum.org?x=1", "https://www.metmuseum.org/?x=1"),
+        .web("https://www.metmuseum.org:0443/art/7", "https://www.metmuseum.org:443/art/7"),
+        .web("https://collections.www.metmuseum.org:65535/a%20b", "https://collections.www.metmuseum.org:65535/a%20b"),
         .web("https://www.metmuseum.org:443/art/7?ref=x#top", "https://www.metmuseum.org:443/art/7?ref=x#top"),
         .web(nil), .web(""), .web("https://evil.example/art/collection/search/7"),
         .web("https://metmuseum.org.evil.example/"), .web("https://xmetmuseum.org/"),
@@ -109,6 +115,30 @@ struct DeepLinkTargetTests {
         .web("javascript:alert(1)//www.metmuseum.org"), .web("ftp://www.metmuseum.org/"),
         .web("//www.metmuseum.org/art/7"), .web("/art/collection/search/7"), .web("www.metmuseum.org/art/7"),
         .web("https:///www.metmuseum.org"), .web("https://metmuseum.org:evil.example/"),
+        // Hostile hosts: escapes, userinfo, backslashes, look-alikes, IDN, trailing dots, literals.
+        .web("https://evil.com%2f.metmuseum.org/"), .web("https://evil.com%2F.metmuseum.org/"),
+        .web("https://evil%2ecom.metmuseum.org/"), .web("https://www.metmuseum%2eorg/"),
+        .web("https://evil.com%00.metmuseum.org/"), .web("https://evil.com%2f@www.metmuseum.org/"),
+        .web("https://www.metmuseum.org:443@evil.example/"), .web("https://a:b@www.metmuseum.org/"),
+        .web("https://evil.com\\.metmuseum.org/"), .web("https:\\\\www.metmuseum.org/"),
+        .web("https://metmuseum.org.evil.com/"), .web("https://evilmetmuseum.org/"), .web("https://metmuseum.org./"),
+        .web("https://www..metmuseum.org/"), .web("https://.metmuseum.org/"), .web("https://-x.metmuseum.org/"),
+        .web("https://x-.metmuseum.org/"), .web("https://ex_ample.metmuseum.org/"),
+        .web("https://www.metmuséum.org/"), .web("https://www.ｍetmuseum.org/"), .web("https://évil.metmuseum.org/"),
+        .web("https://www.metmuseum.org\u{3002}evil.example/"), .web("https://[::1].metmuseum.org/"),
+        .web("https://[::1]/"), .web("https://127.0.0.1/.metmuseum.org"),
+        // Ports out of range or not numbers.
+        .web("https://www.metmuseum.org:0/"), .web("https://www.metmuseum.org:99999/"),
+        .web("https://www.metmuseum.org:65536/"), .web("https://www.metmuseum.org:/"),
+        .web("https://www.metmuseum.org:-1/"), .web("https://www.metmuseum.org:+80/"),
+        .web("https://www.metmuseum.org:8O/"), .web("https://www.metmuseum.org:000000443/"),
+        .web("https://www.metmuseum.org:443:443/"), .web("https://www.metmuseum.org: 443/"),
+        // Controls, spaces and broken escapes anywhere.
+        .web("https://www.metmuseum.org/\u{0}"), .web("https://www.metmuseum.org/\u{7F}"),
+        .web("https://www.metmuseum.org\t/"), .web("https://www.metmuseum .org/"), .web("https://www.metmuseum.org/%"),
+        .web("https://www.metmuseum.org/%2"), .web("https://www.metmuseum.org/%zz"),
+        .web("https://www.metmuseum.org/art\u{2028}x"), .web(String(repeating: "a", count: 3_000)),
+        .web("https://www.metmuseum.org/" + String(repeating: "a", count: 2_100)),
     ]
 
     @Test(arguments: cases)

@@ -17,7 +17,7 @@ struct HealthTests {
         let harness = Harness { $0.cacheSize = 1_048_576 }
         harness.time.advance(by: 12.9)
         let document = try health(harness)
-        #expect(Set(document.keys) == ["status", "version", "uptimeSeconds", "upstream", "cache"])
+        #expect(Set(document.keys) == ["status", "version", "uptimeSeconds", "upstream", "cache", "store"])
         #expect(document["status"] as? String == "ok")
         #expect(document["version"] as? String == MetService.version)
         #expect(document["uptimeSeconds"] as? Int == 12)
@@ -41,6 +41,7 @@ struct HealthTests {
                 "entries": 0, "bytes": 0, "capacityBytes": 1_048_576, "hits": 0, "misses": 0, "coalesced": 0,
                 "staleServed": 0, "evictions": 0, "inFlight": 0,
             ])
+        #expect(document["store"] as? [String: Int] == ["records": 0, "replacements": 0, "writes": 0])
     }
 
     @Test func countersFollowHitsMissesAndUpstreamOutcomes() async throws {

@@ -87,6 +87,39 @@ struct RoutingTests {
         #expect(response.headers["Access-Control-Allow-Headers"] == "Accept, Accept-Encoding, If-None-Match")
     }
 
+    @Test(arguments: [
+        ("If-None-Match,X-Requested-With", "If-None-Match, X-Requested-With"),
+        (" \tIf-None-Match \t,\tX-A ", "If-None-Match, X-A"),
+        (",, ,If-None-Match,,", "If-None-Match"),
+        ("x!#$%&'*+-.^_`|~9", "x!#$%&'*+-.^_`|~9"),
+        // Elements that are not tokens are dropped; the tokens around them stay.
+        ("If-None-Match, Äpfel, X-A", "If-None-Match, X-A"),
+        ("If-None-Match, \"X-Quoted\", X-A", "If-None-Match, X-A"),
+        ("If-None-Match, X A, X(B), X/C, X:D, X;E, X=F, X@G, X?H, X[I], X{J}, X\\K, X<L>", "If-None-Match"),
+        ("X-A\u{0}, X-B\u{7F}, X-C\u{1}, X-D", "X-D"),
+        ("X-A\r\nSet-Cookie: a=b, X-B", "X-B"),
+        ("X-\u{FFFD}, X-\u{301}, X-B", "X-B"),
+        (",\u{301}X-A, X-B", "X-B"),
+        (
+            "\(String(repeating: "a", count: 65)), \(String(repeating: "b", count: 64))",
+            String(repeating: "b", count: 64)
+        ),
+        (
+            (1...40).map { "X-\($0)" }.joined(separator: ","),
+            (1...CORSHeaders.maxNames).map { "X-\($0)" }.joined(separator: ", ")
+        ),
+        ("Äpfel, \"q\"", CORSHeaders.defaultAllowed),
+    ])
+    func aPreflightEchoesOnlyTheTokensItWasAskedFor(asked: String, allowed: String) throws {
+        let request = Request(
+            method: "OPTIONS", target: "/search", headers: ["Access-Control-Request-Headers": asked])
+        let response = try #require(Harness().service.respondImmediately(to: request))
+        #expect(response.status == 204)
+        let value = try #require(response.headers["Access-Control-Allow-Headers"])
+        #expect(value == allowed)
+        #expect(value.utf8.allSatisfy { RequestHead.isTokenByte($0) || $0 == UInt8(ascii: ",") || $0 == 0x20 })
+    }
+
     @Test func everyResponseCarriesTheCORSOrigin() async throws {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
         let harness = Harness(upstream: upstream) { $0.corsOrigin = "https://app.example" }

@@ -26,7 +26,9 @@ struct SharedStoreLoadTests {
         let target = "/widget/timeline?family=large&start=\(WidgetSample.start)"
         let before = await first.get(target)
 
-        // The restart: a new service on the same data directory, with an upstream that knows nothing.
+        // The restart: the server stops (finishing its write), then a new service on the same data
+        // directory, with an upstream that knows nothing.
+        first.service.store.waitForWrites()
         let second = FakeUpstream()
         let log = MemoryLog()
         let restarted = MetService(
@@ -164,5 +166,27 @@ struct SharedStoreLoadTests {
         #expect(timeline.placeholder != nil)
         #expect(!FileManager.default.fileExists(atPath: harness.storeFile))
         #expect(harness.harness.log.lines.contains { $0.hasPrefix("warning") && $0.contains(".corrupt-") })
+    }
+
+    @Test func temporaryFilesOfInterruptedWritesAreRemovedAtLoad() throws {
+        let directory = TemporaryDirectory()
+        let (writer, _) = loadedStore(directory)
+        WidgetSample.fill(writer, with: [4, 2])
+        // What `kill -9` in the middle of a write leaves: this server's and Foundation's temporary
+        // files (earlier versions wrote through `Data.write(options: .atomic)`).
+        let leftovers = ["\(SharedStore.fileName).4242.tmp", ".dat.nosync1a2b.XyZ123"]
+        for name in leftovers {
+            try Data("[{\"objectID\":".utf8).write(to: URL(fileURLWithPath: directory.path + "/" + name))
+        }
+        let kept = ["\(SharedStore.fileName).corrupt-1", "notes.tmp"]
+        for name in kept { try Data("x".utf8).write(to: URL(fileURLWithPath: directory.path + "/" + name)) }
+
+        let (store, log) = loadedStore(directory)
+        #expect(store.ids == [4, 2])
+        #expect(Set(directory.files) == Set([SharedStore.fileName] + kept))
+        for name in leftovers {
+            #expect(log.lines.contains { $0.hasPrefix("info") && $0.contains("removed") && $0.contains(name) })
+        }
+        #expect(!log.lines.contains { $0.hasPrefix("warning") })
     }
 }

@@ -42,9 +42,10 @@ enum WidgetSample {
             policy: FreshnessPolicy(), details: EntryDetails.read(body, kind: .object))
     }
 
-    /// Makes objects `ids` (default records) the store's latest results.
+    /// Makes objects `ids` (default records) the store's latest results, and waits for the file.
     static func fill(_ store: SharedStore, with ids: [Int]) {
         store.replace(with: ids.map { entry($0, record($0, title: "Object \($0)")) })
+        store.waitForWrites()
     }
 
     /// `seconds` since 1970 as ISO 8601 UTC with whole seconds, computed apart from the code under test.

@@ -5,7 +5,7 @@ extension MetService {
     public static let version = "0.1.0"
 
     /// `GET /health`: liveness, the upstream's state (breaker, cool-down, calls by outcome, the
-    /// pacer's figures) and the cache's figures. Always 200 while the server runs; `status` is
+    /// pacer's figures), the cache's figures and the shared store's. Always 200 while the server runs; `status` is
     /// `degraded` when the upstream is blocked or failing.
     func health() -> Response {
         let now = time.now()
@@ -54,6 +54,13 @@ extension MetService {
         json.member("staleServed", int: figures.staleServed)
         json.member("evictions", int: figures.evictions)
         json.member("inFlight", int: flightsInProgress)
+        json.endObject()
+        let storeCounts = store.counts
+        json.key("store")
+        json.beginObject()
+        json.member("records", int: store.records.count)
+        json.member("replacements", int: storeCounts.replacements)
+        json.member("writes", int: storeCounts.writes)
         json.endObject()
         json.endObject()
         return Response(

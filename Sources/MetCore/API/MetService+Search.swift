@@ -49,12 +49,7 @@ extension MetService {
         }
         for _ in 0..<(listEntries.count + entries.count) { cache.count(.hit) }
         let result = SearchResult(ids: page.ids, entries: entries, query: query)
-        if !result.objects.isEmpty, store.differs(from: result.objects) {
-            // Writing objects.json is file I/O: never on the loop thread.
-            let store = self.store
-            let objects = result.objects
-            Task { store.replace(with: objects) }
-        }
+        offerToStore(result, query)
         return HydratedPage(result: result, page: page, lists: listEntries, outcome: .hit)
     }
 
@@ -122,8 +117,16 @@ extension MetService {
             entries.merge(fetched) { first, _ in first }
         }
         let result = SearchResult(ids: page.ids, entries: entries, query: query)
-        if !result.objects.isEmpty { store.replace(with: result.objects) }
+        offerToStore(result, query)
         return .success(HydratedPage(result: result, page: page, lists: listEntries, outcome: outcome))
+    }
+
+    /// Offers a page with objects to the shared store when the request may replace it (see
+    /// `SearchQuery.replacesStore`); the store decides whether it is new. Cheap, on any thread:
+    /// the file is written off the loops and the cooperative pool.
+    private func offerToStore(_ result: SearchResult, _ query: SearchQuery) {
+        guard query.replacesStore, !result.objects.isEmpty else { return }
+        store.offer(result.objects, from: query.storeSource)
     }
 
     /// Starts a background fetch for each of `ids` (joining any already running), and waits for

@@ -263,9 +263,12 @@ public final class MetService: Responder {
         case .mirrorDepartments:
             return .resource(.departments, Presentation(route, for: request))
         case .search:
-            return .search(try SearchQuery(target), Presentation(route, for: request))
+            var query = try SearchQuery(target)
+            if request.isHead { query.store = false }  // a HEAD never replaces the latest results
+            return .search(query, Presentation(route, for: request))
         case .widgetTimeline:
-            let widget = try WidgetRequest(target)
+            var widget = try WidgetRequest(target)
+            if request.isHead { widget.search?.store = false }
             if widget.search == nil { return .answer(storeTimeline(widget, Presentation(route, for: request))) }
             return .widget(widget, Presentation(route, for: request))
         case .open(let text):
@@ -484,15 +487,8 @@ public final class MetService: Responder {
             "Access-Control-Allow-Methods": Self.allowedMethods,
             "Access-Control-Max-Age": "86400",
         ]
-        let asked = request.headers["Access-Control-Request-Headers"] ?? ""
-        let isTokenList =
-            asked.utf8.count <= 512
-            && asked.unicodeScalars.allSatisfy {
-                $0.properties.isAlphabetic || "0123456789-_, ".unicodeScalars.contains($0)
-            }
         headers.append(
-            "Access-Control-Allow-Headers",
-            !asked.isEmpty && isTokenList ? asked : "Accept, Accept-Encoding, If-None-Match")
+            "Access-Control-Allow-Headers", CORSHeaders.allowed(for: request.headers["Access-Control-Request-Headers"]))
         return Response(status: 204, headers: headers)
     }
 

@@ -29,30 +29,16 @@ public enum DeepLink {
     ///
     /// - Parameters:
     ///   - detailTemplate: `--detail-url`, validated at start-up, containing `{id}`.
-    ///   - objectURL: the record's `objectURL`, used only on `metmuseum.org` hosts over http(s).
+    ///   - objectURL: the record's `objectURL`, used (re-serialized) only when `MetWebPage` accepts
+    ///     it: an absolute http(s) URL on `metmuseum.org` or a subdomain; otherwise the Met's
+    ///     canonical page for the object.
     public static func target(
         id: Int, isPublicDomain: Bool, objectURL: String?, detailTemplate: String
     ) -> (kind: String, location: String) {
         if isPublicDomain {
             return ("detail", detailTemplate.replacingOccurrences(of: "{id}", with: String(id)))
         }
-        if let objectURL, isMetWebPage(objectURL) { return ("web", objectURL) }
+        if let objectURL, let page = MetWebPage.normalized(objectURL) { return ("web", page) }
         return ("web", "https://www.metmuseum.org/art/collection/search/\(id)")
-    }
-
-    /// Whether `url` is an http(s) URL on `metmuseum.org` or one of its subdomains, made only of
-    /// characters that are safe in a `Location` header.
-    static func isMetWebPage(_ url: String) -> Bool {
-        guard URLTemplates.isSafeTarget(url), !url.hasPrefix("/"), !url.contains("{"), !url.contains("}") else {
-            return false
-        }
-        let afterScheme = url.drop { $0 != ":" }.dropFirst(3)
-        let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }.lowercased()
-        let parts = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        let host = parts.first.map(String.init) ?? ""
-        // A port, if any, is digits only: "metmuseum.org:evil.example" is not a Met page.
-        guard parts.count == 1 || (parts[1].count <= 5 && !parts[1].isEmpty && parts[1].allSatisfy(\.isASCIIDigit))
-        else { return false }
-        return host == "metmuseum.org" || host.hasSuffix(".metmuseum.org")
     }
 }

@@ -18,6 +18,10 @@ public struct SearchQuery: Sendable, Equatable {
     public var wait: Double
     /// Whether `wait` was given (so `next` repeats it).
     var waitGiven: Bool
+    /// Whether the page may become the latest results (`store`, default true). Only a GET of the
+    /// first page replaces them: the router clears this for HEAD, and `replacesStore` checks the
+    /// offset.
+    public var store: Bool
 
     /// The default page size.
     public static let defaultLimit = 20
@@ -37,8 +41,24 @@ public struct SearchQuery: Sendable, Equatable {
     /// Every parameter `/search` takes.
     static let parameters: Set<String> =
         booleanFilters.union(termFilters).union([
-            "q", "departmentId", "dateBegin", "dateEnd", "offset", "limit", "sort", "fields", "wait",
+            "q", "departmentId", "dateBegin", "dateEnd", "offset", "limit", "sort", "fields", "wait", "store",
         ])
+
+    /// Whether this page replaces the latest results: `store` and the first page (offset 0).
+    var replacesStore: Bool { store && offset == 0 }
+
+    /// What identifies a search as a source of the latest results (`SharedStore.offer`): what
+    /// decides the objects of its first page. Not `fields` or `wait`, which do not change the
+    /// records stored. Cheap to make and hash: it is made on every first-page search hit.
+    struct StoreSource: Hashable, Sendable {
+        var q: String
+        var filters: [RequestTarget.QueryItem]
+        var sort: SearchSort
+        var limit: Int
+    }
+
+    /// This search as a source of the latest results.
+    var storeSource: StoreSource { StoreSource(q: q, filters: filters, sort: sort, limit: limit) }
 
     /// Whether results must have an image (`hasImages`, default true).
     public var requiresImages: Bool { filters.first { $0.name == "hasImages" }?.value != "false" }
@@ -52,7 +72,7 @@ public struct SearchQuery: Sendable, Equatable {
                     .unknownParameter,
                     "Unknown parameter '\(item.name.prefix(60))'. /search takes q, the Met's filters "
                         + "(isHighlight, title, tags, isOnView, artistOrCulture, hasImages, departmentId, medium, "
-                        + "geoLocation, dateBegin, dateEnd), offset, limit, sort, fields and wait.",
+                        + "geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, wait and store.",
                     parameter: String(item.name.prefix(60)))
             }
             guard seen.insert(item.name).inserted else {
@@ -159,6 +179,13 @@ public struct SearchQuery: Sendable, Equatable {
                     parameter: "wait")
             }
             wait = Double(number) / 1_000
+        }
+        store = true
+        if let text = value("store") {
+            guard text == "true" || text == "false" else {
+                throw Problem(.invalidParameter, "store must be true or false.", parameter: "store")
+            }
+            store = text == "true"
         }
     }
 
