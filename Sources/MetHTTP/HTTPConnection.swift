@@ -34,8 +34,10 @@ final class HTTPConnection {
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
     private var input: ReceiveBuffer
-    /// The head of the request being received, once complete, and its length in `input`.
-    private var head: (head: RequestHead, length: Int)?
+    /// The head of the request being received, once complete (its bytes are then consumed).
+    private var head: RequestHead?
+    /// The state of a chunked body being received.
+    private var chunked: ChunkedDecoder?
     /// How far into `input` the search for the end of the head has got.
     private var searched = 0
     private var sentContinue = false
@@ -53,7 +55,10 @@ final class HTTPConnection {
     init(descriptor: CInt, loop: HTTPLoop) {
         self.descriptor = descriptor
         self.loop = loop
-        input = ReceiveBuffer(limit: loop.limits.headBytes + loop.limits.bodyBytes + 65_536)
+        // A head, then a Content-Length body (or a chunk-size line: chunked data is decoded out of
+        // the buffer as it arrives); pipelined requests beyond that wait in the socket.
+        input = ReceiveBuffer(
+            limit: loop.limits.headBytes + max(loop.limits.bodyBytes, ChunkedDecoder.maxSizeLineBytes))
         lastActivity = loop.cachedNow
     }
 
@@ -126,7 +131,8 @@ final class HTTPConnection {
         }
     }
 
-    /// The next complete request in `input`, taken off it; nil when more bytes are needed.
+    /// The next complete request in `input`, taken off it; nil when more bytes are needed. The
+    /// head's bytes are consumed once parsed, chunked body bytes as they are decoded.
     private func nextRequest() throws(Problem) -> (head: RequestHead, body: [UInt8])? {
         let limits = loop.limits
         if head == nil {
@@ -144,33 +150,38 @@ final class HTTPConnection {
                 throw Problem(.headersTooLarge, "The request head is larger than \(limits.headBytes) bytes.")
             }
             let parsed = try RequestHead(parsing: UnsafeRawBufferPointer(rebasing: input.bytes[..<end]))
-            if case .length(let length) = parsed.framing, length > limits.bodyBytes {
+            switch parsed.framing {
+            case .length(let length) where length > limits.bodyBytes:
                 throw Problem(.bodyTooLarge, "The request body is larger than \(limits.bodyBytes) bytes.")
+            case .length:
+                break
+            case .chunked:
+                chunked = ChunkedDecoder(limit: limits.bodyBytes, trailerLimit: limits.headBytes)
             }
-            head = (parsed, end)
+            input.consume(end)
+            searched = 0
+            head = parsed
         }
-        guard let (parsed, headLength) = head else { return nil }
-        let afterHead = UnsafeRawBufferPointer(rebasing: input.bytes[headLength...])
+        guard let parsed = head else { return nil }
         let body: [UInt8]
-        let bodyLength: Int
-        switch parsed.framing {
-        case .length(let length):
-            guard afterHead.count >= length else {
+        if var decoder = chunked {
+            chunked = nil  // Not left half-updated in `self` while it decodes (no copy on write).
+            input.consume(try decoder.decode(input.bytes))
+            guard decoder.isComplete else {
+                chunked = decoder
                 sendContinueIfExpected(parsed)
                 return nil
             }
-            body = Array(afterHead[..<length])
-            bodyLength = length
-        case .chunked:
-            guard let decoded = try ChunkedBody.decode(afterHead, limit: limits.bodyBytes) else {
+            body = decoder.body
+        } else {
+            guard case .length(let length) = parsed.framing, input.count >= length else {
                 sendContinueIfExpected(parsed)
                 return nil
             }
-            (body, bodyLength) = decoded
+            body = Array(input.bytes[..<length])
+            input.consume(length)
         }
-        input.consume(headLength + bodyLength)
         head = nil
-        searched = 0
         sentContinue = false
         return (parsed, body)
     }

@@ -9,14 +9,15 @@ import Synchronization
 ///
 /// Everything but `execute(_:)` and the atomic counters runs on the loop thread only.
 final class HTTPLoop: @unchecked Sendable {
-    /// Byte limits of the wire layer: backstops above the core's own, which answers first with
-    /// its problem documents.
+    /// Byte limits of the wire layer: the head's are backstops above the core's own, which answers
+    /// first with its problem documents; the body's is the core's.
     struct WireLimits {
         /// The longest request line looked for before answering 414.
         var targetBytes: Int
         /// The largest request head (request line and header fields).
         var headBytes: Int
-        /// The largest request body.
+        /// The largest request body (`--max-body-size`; larger ones are refused with 413 before
+        /// they are buffered).
         var bodyBytes: Int
     }
 
@@ -71,7 +72,7 @@ final class HTTPLoop: @unchecked Sendable {
         let core = configuration.limits
         limits = WireLimits(
             targetBytes: core.maxURILength + 1_024, headBytes: core.maxURILength + core.maxHeaderBytes + 4_096,
-            bodyBytes: max(core.maxBodyBytes, 65_536) * 16)
+            bodyBytes: core.maxBodyBytes)
         idleTimeoutSeconds = configuration.idleTimeout
         let whole = configuration.idleTimeout.rounded(.down)
         idleTimeout = timeval(
