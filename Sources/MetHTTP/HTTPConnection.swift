@@ -33,6 +33,10 @@ final class HTTPConnection {
     private unowned let loop: HTTPLoop
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
+    /// Fires `readTimeout` after a request's first byte (or after the connection turned
+    /// to a pipelined request already buffered) unless the request is complete by then.
+    private var deadlineEvent: OpaquePointer?
+    private var deadlineArmed = false
     private var input: ReceiveBuffer
     /// The head of the request being received, once complete (its bytes are then consumed).
     private var head: RequestHead?
@@ -77,8 +81,14 @@ final class HTTPConnection {
                 let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
                 withExtendedLifetime(connection) { connection.writable(timedOut: what & Int16(EV_TIMEOUT) != 0) }
             }, context)
+        deadlineEvent = event_new(
+            base, -1, 0,
+            { _, _, context in
+                let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
+                withExtendedLifetime(connection) { connection.requestDeadlinePassed() }
+            }, context)
         var timeout = loop.idleTimeout
-        guard readEvent != nil, writeEvent != nil, event_add(readEvent, &timeout) == 0 else {
+        guard readEvent != nil, writeEvent != nil, deadlineEvent != nil, event_add(readEvent, &timeout) == 0 else {
             close()
             return false
         }
@@ -124,6 +134,7 @@ final class HTTPConnection {
             guard let next else { break }
             loop.handle(next.head, body: next.body, on: self)
         }
+        if state == .reading && !closeAfterFlush && (head != nil || input.count > 0) { armDeadline() }
         if readPaused && state == .reading && !readClosed {
             readPaused = false
             var timeout = loop.idleTimeout
@@ -183,6 +194,7 @@ final class HTTPConnection {
         }
         head = nil
         sentContinue = false
+        disarmDeadline()
         return (parsed, body)
     }
 
@@ -223,6 +235,30 @@ final class HTTPConnection {
         if received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             close()
         }
+    }
+
+    /// Starts the request deadline unless it runs already.
+    private func armDeadline() {
+        guard !deadlineArmed else { return }
+        deadlineArmed = true
+        var timeout = loop.readTimeout
+        event_add(deadlineEvent, &timeout)
+    }
+
+    private func disarmDeadline() {
+        guard deadlineArmed else { return }
+        deadlineArmed = false
+        event_del(deadlineEvent)
+    }
+
+    /// The request under way was not received in full within `--read-timeout` of its
+    /// first byte, however steadily its bytes trickled in: 408, then close.
+    private func requestDeadlinePassed() {
+        deadlineArmed = false
+        guard state == .reading, !closeAfterFlush, head != nil || input.count > 0 else { return }
+        reject(
+            Problem(
+                .requestTimeout, "The request was not received within \(loop.readTimeoutSeconds) s."))
     }
 
     private func timeout() {
@@ -390,8 +426,10 @@ final class HTTPConnection {
         outputBytes = 0
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
+        if let deadlineEvent { event_free(deadlineEvent) }
         readEvent = nil
         writeEvent = nil
+        deadlineEvent = nil
         Glibc.close(descriptor)
         input.deallocate()
         loop.forget(self)

@@ -40,6 +40,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds a connection may sit idle, or a client take to send its request, before it is
     /// closed. Default 60.
     public var idleTimeout = 60.0
+    /// Seconds a client has to send one whole request, head and body, from its first byte however
+    /// steadily the bytes trickle in (then 408 and close). Default 10.
+    public var readTimeout = 10.0
+    /// The most client connections open at once (the server stops accepting at the cap and
+    /// resumes when one closes). Default nil: the descriptor limit (`RLIMIT_NOFILE`) less 128,
+    /// worked out when the server starts.
+    public var maxConnections: Int?
     /// Seconds that in-flight requests get to finish after SIGINT/SIGTERM. Default 10.
     public var shutdownTimeout = 10.0
     /// The `Access-Control-Allow-Origin` value sent on every response. Default `*`.
