@@ -134,7 +134,13 @@ final class HTTPConnection {
             guard let next else { break }
             loop.handle(next.head, body: next.body, on: self)
         }
-        if state == .reading && !closeAfterFlush && (head != nil || input.count > 0) { armDeadline() }
+        if state == .reading && !closeAfterFlush {
+            if head != nil || input.count > 0 {
+                armDeadline()
+            } else {
+                input.release()  // Idle: no buffer held until the next request arrives.
+            }
+        }
         if readPaused && state == .reading && !readClosed {
             readPaused = false
             var timeout = loop.idleTimeout
