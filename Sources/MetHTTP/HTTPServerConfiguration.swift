@@ -9,7 +9,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Event loops, each on its own thread.
     public var loops: Int
-    /// Seconds an idle connection (or a client slow to send its request) is kept.
+    /// Seconds an idle connection, or a client silent in the middle of its request, is kept.
     public var idleTimeout: Double
     /// Seconds a client has to send one whole request (head and body) from its first byte, however
     /// steadily the bytes trickle in; then 408 and close.

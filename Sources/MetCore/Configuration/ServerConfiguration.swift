@@ -37,8 +37,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var cacheSize = 256 * 1_048_576
     /// Seconds to wait for one upstream answer before giving up (504). Default 10.
     public var upstreamTimeout = 10.0
-    /// Seconds a connection may sit idle, or a client take to send its request, before it is
-    /// closed. Default 60.
+    /// Seconds a connection may sit idle between requests, or a client fall silent in the middle of
+    /// one (then 408), before it is closed. Default 60. `readTimeout` bounds the whole request.
     public var idleTimeout = 60.0
     /// Seconds a client has to send one whole request, head and body, from its first byte however
     /// steadily the bytes trickle in (then 408 and close). Default 10.
