@@ -12,7 +12,7 @@ BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
 BENCH_TOOLS  = wrk:wrk nginx:nginx-light
 
-.PHONY: deps build serve demo test test-unit test-tsan test-contract bench bench-smoke lint clean help
+.PHONY: deps build serve demo test test-unit test-tsan test-contract bench bench-smoke lint clean help fuzz
 
 help:
 	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
@@ -21,6 +21,7 @@ help:
 	@echo "make test-tsan  the same tests under ThreadSanitizer (CI runs both)"
 	@echo "make bench   themet vs nginx proxy_cache on loopback, a few minutes (BENCH_ARGS='--markdown FILE')"
 	@echo "make bench-smoke  the same benchmark in seconds, no thresholds (CI runs it)"
+	@echo "make fuzz    the libFuzzer harnesses in Fuzz/, FUZZ_SECONDS (60) each (FUZZ_HARNESSES='request-head')"
 	@echo "extra flags: make serve ARGS='--log-level debug --cache-size 512MiB'"
 
 ## Installs the Debian packages the build needs, if any are missing.
@@ -70,6 +71,13 @@ test-tsan: deps
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 	@if ls .build-tsan/reports/tsan* >/dev/null 2>&1; then \
 	    cat .build-tsan/reports/tsan*; echo "ThreadSanitizer reported data races"; exit 1; fi
+
+## The libFuzzer harnesses (Fuzz/NAME.swift with seeds in Fuzz/corpus/NAME/), built with ASan
+## against MetCore and run FUZZ_SECONDS each; any crash fails. FUZZ_HARNESSES picks some (default all).
+FUZZ_SECONDS   ?= 60
+FUZZ_HARNESSES ?=
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run $(FUZZ_HARNESSES)
 
 ## Benchmarks/run (wrk and nginx from Debian, installed like `deps` does if missing), on a
 ## release build. $(1): extra arguments.

@@ -33,9 +33,15 @@ final class HTTPConnection {
     private unowned let loop: HTTPLoop
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
+    /// Fires `readTimeout` after a request's first byte (or after the connection turned
+    /// to a pipelined request already buffered) unless the request is complete by then.
+    private var deadlineEvent: OpaquePointer?
+    private var deadlineArmed = false
     private var input: ReceiveBuffer
-    /// The head of the request being received, once complete, and its length in `input`.
-    private var head: (head: RequestHead, length: Int)?
+    /// The head of the request being received, once complete (its bytes are then consumed).
+    private var head: RequestHead?
+    /// The state of a chunked body being received.
+    private var chunked: ChunkedDecoder?
     /// How far into `input` the search for the end of the head has got.
     private var searched = 0
     private var sentContinue = false
@@ -53,7 +59,10 @@ final class HTTPConnection {
     init(descriptor: CInt, loop: HTTPLoop) {
         self.descriptor = descriptor
         self.loop = loop
-        input = ReceiveBuffer(limit: loop.limits.headBytes + loop.limits.bodyBytes + 65_536)
+        // A head, then a Content-Length body (or a chunk-size line: chunked data is decoded out of
+        // the buffer as it arrives); pipelined requests beyond that wait in the socket.
+        input = ReceiveBuffer(
+            limit: loop.limits.headBytes + max(loop.limits.bodyBytes, ChunkedDecoder.maxSizeLineBytes))
         lastActivity = loop.cachedNow
     }
 
@@ -72,8 +81,14 @@ final class HTTPConnection {
                 let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
                 withExtendedLifetime(connection) { connection.writable(timedOut: what & Int16(EV_TIMEOUT) != 0) }
             }, context)
+        deadlineEvent = event_new(
+            base, -1, 0,
+            { _, _, context in
+                let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
+                withExtendedLifetime(connection) { connection.requestDeadlinePassed() }
+            }, context)
         var timeout = loop.idleTimeout
-        guard readEvent != nil, writeEvent != nil, event_add(readEvent, &timeout) == 0 else {
+        guard readEvent != nil, writeEvent != nil, deadlineEvent != nil, event_add(readEvent, &timeout) == 0 else {
             close()
             return false
         }
@@ -119,6 +134,13 @@ final class HTTPConnection {
             guard let next else { break }
             loop.handle(next.head, body: next.body, on: self)
         }
+        if state == .reading && !closeAfterFlush {
+            if head != nil || input.count > 0 {
+                armDeadline()
+            } else {
+                input.release()  // Idle: no buffer held until the next request arrives.
+            }
+        }
         if readPaused && state == .reading && !readClosed {
             readPaused = false
             var timeout = loop.idleTimeout
@@ -126,7 +148,8 @@ final class HTTPConnection {
         }
     }
 
-    /// The next complete request in `input`, taken off it; nil when more bytes are needed.
+    /// The next complete request in `input`, taken off it; nil when more bytes are needed. The
+    /// head's bytes are consumed once parsed, chunked body bytes as they are decoded.
     private func nextRequest() throws(Problem) -> (head: RequestHead, body: [UInt8])? {
         let limits = loop.limits
         if head == nil {
@@ -144,34 +167,40 @@ final class HTTPConnection {
                 throw Problem(.headersTooLarge, "The request head is larger than \(limits.headBytes) bytes.")
             }
             let parsed = try RequestHead(parsing: UnsafeRawBufferPointer(rebasing: input.bytes[..<end]))
-            if case .length(let length) = parsed.framing, length > limits.bodyBytes {
+            switch parsed.framing {
+            case .length(let length) where length > limits.bodyBytes:
                 throw Problem(.bodyTooLarge, "The request body is larger than \(limits.bodyBytes) bytes.")
+            case .length:
+                break
+            case .chunked:
+                chunked = ChunkedDecoder(limit: limits.bodyBytes, trailerLimit: limits.headBytes)
             }
-            head = (parsed, end)
+            input.consume(end)
+            searched = 0
+            head = parsed
         }
-        guard let (parsed, headLength) = head else { return nil }
-        let afterHead = UnsafeRawBufferPointer(rebasing: input.bytes[headLength...])
+        guard let parsed = head else { return nil }
         let body: [UInt8]
-        let bodyLength: Int
-        switch parsed.framing {
-        case .length(let length):
-            guard afterHead.count >= length else {
+        if var decoder = chunked {
+            chunked = nil  // Not left half-updated in `self` while it decodes (no copy on write).
+            input.consume(try decoder.decode(input.bytes))
+            guard decoder.isComplete else {
+                chunked = decoder
                 sendContinueIfExpected(parsed)
                 return nil
             }
-            body = Array(afterHead[..<length])
-            bodyLength = length
-        case .chunked:
-            guard let decoded = try ChunkedBody.decode(afterHead, limit: limits.bodyBytes) else {
+            body = decoder.body
+        } else {
+            guard case .length(let length) = parsed.framing, input.count >= length else {
                 sendContinueIfExpected(parsed)
                 return nil
             }
-            (body, bodyLength) = decoded
+            body = Array(input.bytes[..<length])
+            input.consume(length)
         }
-        input.consume(headLength + bodyLength)
         head = nil
-        searched = 0
         sentContinue = false
+        disarmDeadline()
         return (parsed, body)
     }
 
@@ -212,6 +241,30 @@ final class HTTPConnection {
         if received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             close()
         }
+    }
+
+    /// Starts the request deadline unless it runs already.
+    private func armDeadline() {
+        guard !deadlineArmed else { return }
+        deadlineArmed = true
+        var timeout = loop.readTimeout
+        event_add(deadlineEvent, &timeout)
+    }
+
+    private func disarmDeadline() {
+        guard deadlineArmed else { return }
+        deadlineArmed = false
+        event_del(deadlineEvent)
+    }
+
+    /// The request under way was not received in full within `--read-timeout` of its
+    /// first byte, however steadily its bytes trickled in: 408, then close.
+    private func requestDeadlinePassed() {
+        deadlineArmed = false
+        guard state == .reading, !closeAfterFlush, head != nil || input.count > 0 else { return }
+        reject(
+            Problem(
+                .requestTimeout, "The request was not received within \(loop.readTimeoutSeconds) s."))
     }
 
     private func timeout() {
@@ -379,8 +432,10 @@ final class HTTPConnection {
         outputBytes = 0
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
+        if let deadlineEvent { event_free(deadlineEvent) }
         readEvent = nil
         writeEvent = nil
+        deadlineEvent = nil
         Glibc.close(descriptor)
         input.deallocate()
         loop.forget(self)

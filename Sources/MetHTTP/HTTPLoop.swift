@@ -9,14 +9,15 @@ import Synchronization
 ///
 /// Everything but `execute(_:)` and the atomic counters runs on the loop thread only.
 final class HTTPLoop: @unchecked Sendable {
-    /// Byte limits of the wire layer: backstops above the core's own, which answers first with
-    /// its problem documents.
+    /// Byte limits of the wire layer: the head's are backstops above the core's own, which answers
+    /// first with its problem documents; the body's is the core's.
     struct WireLimits {
         /// The longest request line looked for before answering 414.
         var targetBytes: Int
         /// The largest request head (request line and header fields).
         var headBytes: Int
-        /// The largest request body.
+        /// The largest request body (`--max-body-size`; larger ones are refused with 413 before
+        /// they are buffered).
         var bodyBytes: Int
     }
 
@@ -25,6 +26,15 @@ final class HTTPLoop: @unchecked Sendable {
     /// `--idle-timeout`, for `event_add`.
     let idleTimeout: timeval
     let idleTimeoutSeconds: Double
+    /// `--read-timeout`, for `event_add`.
+    let readTimeout: timeval
+    let readTimeoutSeconds: Double
+    /// The cap on open connections, shared with the other loops.
+    private let budget: ConnectionBudget
+    /// Accepting stopped because the budget is spent (not because of a shortage of descriptors).
+    private var acceptPaused = false
+    /// A descriptor or memory shortage was logged and no accept has succeeded since.
+    private var shortageLogged = false
     private let base: OpaquePointer
     private let listeningDescriptor: CInt
     private var acceptEvent: OpaquePointer?
@@ -55,8 +65,8 @@ final class HTTPLoop: @unchecked Sendable {
     /// Creates the loop's event base and starts accepting on `listeningDescriptor`, which the
     /// loop then owns. Must run on the loop's own thread, which then calls `run()`.
     init(
-        index: Int, listeningDescriptor: CInt, configuration: HTTPServerConfiguration, responder: any Responder,
-        logger: Logger
+        index: Int, listeningDescriptor: CInt, configuration: HTTPServerConfiguration, budget: ConnectionBudget,
+        responder: any Responder, logger: Logger
     ) throws {
         guard let config = event_config_new() else { throw HTTPServerError("event_config_new") }
         defer { event_config_free(config) }
@@ -68,14 +78,15 @@ final class HTTPLoop: @unchecked Sendable {
         self.listeningDescriptor = listeningDescriptor
         self.responder = responder
         self.logger = logger
+        self.budget = budget
         let core = configuration.limits
         limits = WireLimits(
             targetBytes: core.maxURILength + 1_024, headBytes: core.maxURILength + core.maxHeaderBytes + 4_096,
-            bodyBytes: max(core.maxBodyBytes, 65_536) * 16)
+            bodyBytes: core.maxBodyBytes)
         idleTimeoutSeconds = configuration.idleTimeout
-        let whole = configuration.idleTimeout.rounded(.down)
-        idleTimeout = timeval(
-            tv_sec: Int(whole), tv_usec: Int(((configuration.idleTimeout - whole) * 1_000_000).rounded()))
+        idleTimeout = Self.interval(seconds: configuration.idleTimeout)
+        readTimeoutSeconds = configuration.readTimeout
+        readTimeout = Self.interval(seconds: configuration.readTimeout)
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         wakeEvent = event_new(
@@ -92,6 +103,11 @@ final class HTTPLoop: @unchecked Sendable {
             event_base_free(base)
             throw HTTPServerError("event_new")
         }
+    }
+
+    private static func interval(seconds: Double) -> timeval {
+        let whole = seconds.rounded(.down)
+        return Glibc.timeval(tv_sec: Int(whole), tv_usec: Int(((seconds - whole) * 1_000_000).rounded()))
     }
 
     /// Runs the loop until `close()` breaks it, then frees the base. Loop thread; blocks.
@@ -144,26 +160,57 @@ final class HTTPLoop: @unchecked Sendable {
 
     private func acceptConnections() {
         // A bounded batch, so a burst of new connections cannot starve the open ones.
-        for _ in 0..<16 {
+        for iteration in 0..<16 {
+            guard budget.acquire(for: self) else {
+                // The event fired, so on the first pass a client waits; later passes must look.
+                guard iteration == 0 || hasPendingConnection() else { return }
+                if budget.clientWaits() {
+                    logger.warning(
+                        "\(budget.limit) connections open (--max-connections); not accepting until some close")
+                }
+                acceptPaused = true
+                event_del(acceptEvent)
+                return
+            }
             let descriptor = accept4(
                 listeningDescriptor, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
             guard descriptor >= 0 else {
-                switch errno {
+                let reason = errno
+                budget.release()
+                switch reason {
                 case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM: pauseAccepting(reason: errno)
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: pauseAccepting(reason: reason)
                 default: break
                 }
                 return
             }
+            shortageLogged = false
             let connection = HTTPConnection(descriptor: descriptor, loop: self)
             connections[descriptor] = connection
             _ = connection.start(base: base)
         }
     }
 
+    /// Whether a connection waits on the listening socket, without taking it.
+    private func hasPendingConnection() -> Bool {
+        var listener = pollfd(fd: listeningDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&listener, 1, 0) > 0
+    }
+
+    /// A connection closed somewhere and the budget has room again: accept anew. Loop thread.
+    func resumeAccepting() {
+        guard acceptPaused, let acceptEvent else { return }
+        acceptPaused = false
+        event_add(acceptEvent, nil)  // Level-triggered: connections already waiting fire it at once.
+    }
+
     /// Out of descriptors or memory: stop accepting for 100 ms rather than spin on the listener.
+    /// Logged once until an accept succeeds again.
     private func pauseAccepting(reason: CInt) {
-        logger.warning("accept failed (\(String(cString: strerror(reason)))); not accepting for 100 ms")
+        if !shortageLogged {
+            shortageLogged = true
+            logger.warning("accept failed (\(String(cString: strerror(reason)))); retrying every 100 ms")
+        }
         event_del(acceptEvent)
         var delay = timeval(tv_sec: 0, tv_usec: 100_000)
         event_base_once(
@@ -177,6 +224,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// Called by a connection as it closes.
     func forget(_ connection: HTTPConnection) {
         connections[connection.descriptor] = nil
+        budget.release()
     }
 
     // MARK: Requests

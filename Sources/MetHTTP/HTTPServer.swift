@@ -42,9 +42,10 @@ public final class HTTPServer: Sendable {
         Self.prepareProcess()
         let sockets = try ListeningSocket.bindGroup(
             host: configuration.host, port: configuration.port, count: max(1, configuration.loops))
+        let budget = ConnectionBudget(limit: configuration.maxConnections)
         for (index, socket) in sockets.enumerated() {
             do {
-                try startLoop(index, descriptor: socket.descriptor)
+                try startLoop(index, descriptor: socket.descriptor, budget: budget)
             } catch {
                 for unused in sockets[(index + 1)...] { unused.close() }
                 shutdown(gracePeriod: 0)
@@ -54,15 +55,15 @@ public final class HTTPServer: Sendable {
         return Address(host: sockets[0].host, port: sockets[0].port)
     }
 
-    private func startLoop(_ index: Int, descriptor: CInt) throws {
+    private func startLoop(_ index: Int, descriptor: CInt, budget: ConnectionBudget) throws {
         let ready = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         let outcome = Locked<Result<HTTPLoop, Error>?>(nil)
         let thread = Thread { [configuration, responder, logger] in
             do {
                 let loop = try HTTPLoop(
-                    index: index, listeningDescriptor: descriptor, configuration: configuration, responder: responder,
-                    logger: logger)
+                    index: index, listeningDescriptor: descriptor, configuration: configuration, budget: budget,
+                    responder: responder, logger: logger)
                 outcome.withLock { $0 = .success(loop) }
                 ready.signal()
                 loop.run()

@@ -1,22 +1,24 @@
 import Foundation
 
 /// Bytes received on one connection and not consumed yet, in one contiguous block that grows
-/// (up to `limit`) and compacts as requests are taken off the front. Owned by one connection on
-/// its loop thread; `deallocate()` exactly once.
+/// (up to `limit`) and compacts as requests are taken off the front. Holds no memory until the
+/// first `freeSpace` and again after `release()`, so idle connections cost nothing here. Owned by
+/// one connection on its loop thread; `deallocate()` exactly once.
 struct ReceiveBuffer {
-    private var storage: UnsafeMutableRawPointer
-    private var capacity: Int
+    private var storage: UnsafeMutableRawPointer?
+    private var capacity = 0
     private var start = 0
     private var end = 0
     /// The most bytes it will ever hold.
     let limit: Int
+    /// Bytes allocated by the first `freeSpace` after an empty buffer (most requests fit).
+    private let initialCapacity: Int
 
     /// - Parameters:
-    ///   - initialCapacity: bytes allocated up front (most requests fit in a few KiB).
+    ///   - initialCapacity: bytes allocated when the first bytes are about to arrive.
     ///   - limit: the largest it may grow to.
     init(initialCapacity: Int = 4_096, limit: Int) {
-        capacity = min(initialCapacity, limit)
-        storage = .allocate(byteCount: capacity, alignment: 16)
+        self.initialCapacity = min(initialCapacity, limit)
         self.limit = limit
     }
 
@@ -24,7 +26,7 @@ struct ReceiveBuffer {
     var count: Int { end - start }
 
     /// The waiting bytes; valid until the next mutating call.
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage + start, count: end - start) }
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage.map { $0 + start }, count: end - start) }
 
     /// Room for the next read: at least `wanted` bytes when the limit allows, fewer (possibly
     /// none) when the buffer is close to `limit`. Valid until the next mutating call.
@@ -33,20 +35,22 @@ struct ReceiveBuffer {
             start = 0
             end = 0
         }
-        if capacity - end < wanted && start > 0 {
+        if capacity - end < wanted && start > 0, let storage {
             memmove(storage, storage + start, end - start)
             end -= start
             start = 0
         }
         if capacity - end < wanted && capacity < limit {
-            let grown = min(limit, max(capacity * 2, end + wanted))
+            let grown = min(limit, max(capacity * 2, end + wanted, initialCapacity))
             let replacement = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-            replacement.copyMemory(from: storage, byteCount: end)
-            storage.deallocate()
+            if let storage {
+                replacement.copyMemory(from: storage, byteCount: end)
+                storage.deallocate()
+            }
             storage = replacement
             capacity = grown
         }
-        return UnsafeMutableRawBufferPointer(start: storage + end, count: capacity - end)
+        return UnsafeMutableRawBufferPointer(start: storage.map { $0 + end }, count: capacity - end)
     }
 
     /// Records that `count` bytes were written into `freeSpace()`.
@@ -59,7 +63,17 @@ struct ReceiveBuffer {
         start += count
     }
 
-    func deallocate() {
+    /// Frees the storage when no bytes are waiting (the next `freeSpace` allocates afresh).
+    mutating func release() {
+        guard start == end, let storage else { return }
         storage.deallocate()
+        self.storage = nil
+        capacity = 0
+        start = 0
+        end = 0
+    }
+
+    func deallocate() {
+        storage?.deallocate()
     }
 }

@@ -55,8 +55,11 @@ struct WireTests {
         ("BLAH\r\n\r\n", 400, "malformed_request"),
         ("GET / HTTP/2.0\r\n\r\n", 505, "http_version_not_supported"),
         ("GET /health HTTP/1.1\r\nHost: x\r\nX: a\u{1}b\r\n\r\n", 400, "malformed_request"),
-        ("POST /objects/1 HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "transfer_coding_not_supported"),
-        ("POST /objects/1 HTTP/1.1\r\nContent-Length: 9999999999\r\n\r\n", 413, "body_too_large"),
+        (
+            "POST /objects/1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501,
+            "transfer_coding_not_supported"
+        ),
+        ("POST /objects/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 9999999999\r\n\r\n", 413, "body_too_large"),
     ])
     func unreadableRequestsGetAProblemAndTheConnectionCloses(request: String, status: Int, code: String)
         async throws

@@ -21,6 +21,8 @@ struct ConfigurationTests {
         #expect(configuration.cacheSize == 256 * 1_048_576)
         #expect(configuration.upstreamTimeout == 10)
         #expect(configuration.idleTimeout == 60)
+        #expect(configuration.readTimeout == 10)
+        #expect(configuration.maxConnections == nil)
         #expect(configuration.shutdownTimeout == 10)
         #expect(configuration.corsOrigin == "*")
         #expect(configuration.logLevel == .info)
@@ -91,7 +93,8 @@ struct ConfigurationTests {
             "--max-uri-length", "1K", "--max-header-size", "2KiB", "--max-body-size", "0", "--request-timeout", "45s",
             "--upstream-rate", "0.5", "--upstream-burst", "5", "--upstream-concurrency", "4", "--upstream-retries", "0",
             "--search-api", "v1.1", "--search-ttl", "10m", "--widget-objects", "5", "--detail-url",
-            "https://app.example/objects/{id}", "--public-url", "https://met.example/",
+            "https://app.example/objects/{id}", "--public-url", "https://met.example/", "--read-timeout",
+            "1500ms", "--max-connections", "4",
         ])
         #expect(configuration.host == "::1")
         #expect(configuration.port == 0)
@@ -101,6 +104,8 @@ struct ConfigurationTests {
         #expect(configuration.cacheSize == 65_536)
         #expect(configuration.upstreamTimeout == 0.25)
         #expect(configuration.idleTimeout == 300)
+        #expect(configuration.readTimeout == 1.5)
+        #expect(configuration.maxConnections == 4)
         #expect(configuration.shutdownTimeout == 0)
         #expect(configuration.corsOrigin == "https://app.example")
         #expect(configuration.logLevel == .error)
@@ -159,6 +164,8 @@ struct ConfigurationTests {
         "--widget-objects": "0",
         "--detail-url": "javascript:alert(1)",
         "--public-url": "ftp://x",
+        "--read-timeout": "0",
+        "--max-connections": "0",
     ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))

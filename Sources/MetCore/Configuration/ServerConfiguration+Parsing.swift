@@ -182,6 +182,17 @@ extension ServerConfiguration {
             range: 1...3_600
         ) { $0.idleTimeout = $1 },
         durationOption(
+            "--read-timeout", "10s",
+            "A client gets this long from a request's first byte to send all of it (then 408), however slowly "
+                + "it trickles.",
+            range: 0.1...3_600
+        ) { $0.readTimeout = $1 },
+        integerOption(
+            "--max-connections", "descriptor limit - 128",
+            "Most client connections open at once; at the cap new ones wait until one closes.",
+            range: 1...1_048_576
+        ) { $0.maxConnections = $1 },
+        durationOption(
             "--shutdown-timeout", "10s", "Time in-flight requests get to finish on SIGINT/SIGTERM.",
             range: 0...600
         ) { $0.shutdownTimeout = $1 },

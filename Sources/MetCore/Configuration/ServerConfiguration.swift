@@ -44,9 +44,16 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// decoding; a larger answer is a 502 `upstream_malformed` and is never stored. Default 16 MiB:
     /// a Met record is a few KiB, and the largest answer, the whole `/objects` list, about 4 MiB.
     public var upstreamMaxBody = 16 * 1_048_576
-    /// Seconds a connection may sit idle, or a client take to send its request, before it is
-    /// closed. Default 60.
+    /// Seconds a connection may sit idle between requests, or a client fall silent in the middle of
+    /// one (then 408), before it is closed. Default 60. `readTimeout` bounds the whole request.
     public var idleTimeout = 60.0
+    /// Seconds a client has to send one whole request, head and body, from its first byte however
+    /// steadily the bytes trickle in (then 408 and close). Default 10.
+    public var readTimeout = 10.0
+    /// The most client connections open at once (the server stops accepting at the cap and
+    /// resumes when one closes). Default nil: the descriptor limit (`RLIMIT_NOFILE`) less 128,
+    /// worked out when the server starts.
+    public var maxConnections: Int?
     /// Seconds that in-flight requests get to finish after SIGINT/SIGTERM. Default 10.
     public var shutdownTimeout = 10.0
     /// The `Access-Control-Allow-Origin` value sent on every response. Default `*`.

@@ -12,11 +12,15 @@ public struct RequestHead: Sendable, Equatable {
 
     /// The method as sent (a token; case-sensitive).
     public var method: String
-    /// The request target as sent.
+    /// The request target in origin-form (`/path?query`) as the core routes it: as sent, except
+    /// that an absolute-form target (`http://host/path?query`) is reduced to its path and query
+    /// (`/` when the path is empty). `*` (OPTIONS) and `host:port` (CONNECT) are kept as sent.
     public var target: String
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     public var minorVersion: Int
-    /// The header fields in the order sent, values trimmed of surrounding spaces and tabs.
+    /// The header fields in the order sent, values trimmed of surrounding spaces and tabs. With an
+    /// absolute-form target, `Host` holds the target's authority (RFC 9112 §3.2.2: it wins over
+    /// the field sent).
     public var headers: HTTPFields
     /// How the body is delimited.
     public var framing: Framing
@@ -31,8 +35,9 @@ public struct RequestHead: Sendable, Equatable {
     }
 
     /// The offset just past the blank line that ends a head starting at `bytes[0]`, or nil when
-    /// the head is not complete yet. Lines may end in CRLF or a bare LF. `start` is where an
-    /// earlier call stopped looking (bytes before it are not searched again).
+    /// the head is not complete yet. A bare LF also counts as a line end here, only so that a head
+    /// using bare LFs is found (and then refused by `init(parsing:)`) at once rather than waited
+    /// on. `start` is where an earlier call stopped looking (bytes before it are not searched again).
     public static func end(in bytes: UnsafeRawBufferPointer, from start: Int = 0) -> Int? {
         var index = max(start, 1)
         while index < bytes.count {
@@ -49,43 +54,56 @@ public struct RequestHead: Sendable, Equatable {
     /// Where `end(in:from:)` may resume once more bytes have arrived after `count` bytes.
     public static func resumePoint(afterSearching count: Int) -> Int { max(0, count - 2) }
 
-    /// Parses a complete head (everything up to and including its blank line). Empty lines before
-    /// the request line are skipped, as RFC 9112 allows.
+    /// Parses a complete head (everything up to and including its blank line), strictly by
+    /// RFC 9112: every line ends in CRLF (a bare LF is refused; §2.2 lets a recipient accept it,
+    /// but a proxy in front that does not would frame the bytes differently); the target is
+    /// visible ASCII (0x21–0x7E) in one of the four forms of §3.2; an HTTP/1.1 request has exactly
+    /// one `Host`, and any `Host` is a valid `uri-host [":" port]`. Empty lines before the request
+    /// line are skipped, as RFC 9112 §2.2 allows.
     ///
     /// - Throws: `malformed_request` (400) for anything that is not an HTTP/1.x request head, with
-    ///   a detail naming what is wrong; `http_version_not_supported` (505) for another major
-    ///   version; `transfer_coding_not_supported` (501) for a transfer coding other than chunked.
+    ///   a detail naming what is wrong; `invalid_request_target` (400) for a target in no valid
+    ///   form; `http_version_not_supported` (505) for another major version;
+    ///   `transfer_coding_not_supported` (501) for a transfer coding other than chunked.
     public init(parsing bytes: UnsafeRawBufferPointer) throws(Problem) {
         var lines = LineReader(bytes)
-        var requestLine = lines.next()
-        while let line = requestLine, line.isEmpty { requestLine = lines.next() }
+        var requestLine = try lines.next()
+        while let line = requestLine, line.isEmpty { requestLine = try lines.next() }
         guard let requestLine else { throw Self.malformed("The request has no request line.") }
         let space = UInt8(ascii: " ")
         guard let methodEnd = requestLine.firstIndex(of: space), methodEnd > requestLine.startIndex,
             let targetEnd = requestLine[(methodEnd + 1)...].firstIndex(of: space),
-            requestLine[requestLine.startIndex..<methodEnd].allSatisfy(Self.isTokenByte)
+            requestLine[requestLine.startIndex..<methodEnd].allSatisfy(FieldLine.isTokenByte)
         else {
             throw Self.malformed("The request line must be METHOD TARGET HTTP/1.1.")
         }
-        let target = requestLine[(methodEnd + 1)..<targetEnd]
-        guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
-            throw Self.malformed("The request target is empty or contains spaces or control characters.")
+        let rawTarget = requestLine[(methodEnd + 1)..<targetEnd]
+        guard !rawTarget.isEmpty, rawTarget.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw Self.malformed("The request target is empty or has bytes other than visible ASCII.")
         }
         minorVersion = try Self.minorVersion(requestLine[(targetEnd + 1)...])
         method = Self.string(requestLine[requestLine.startIndex..<methodEnd])
-        self.target = Self.string(target)
+        let form = try TargetForm(rawTarget, method: method)
+        target = form.originForm ?? Self.string(rawTarget)
 
         var headers = HTTPFields()
         var framing = Framing.length(0)
         var sawLength = false
         var sawCoding = false
+        var hostFields = 0
         var closeRequested = false
         var keepAliveRequested = false
         var expectsContinue = false
-        while let line = lines.next(), !line.isEmpty {
-            let field = try Self.field(line)
+        while let line = try lines.next(), !line.isEmpty {
+            let (rawName, rawValue) = try FieldLine.split(line)
+            let field = HTTPFields.Field(name: Self.string(rawName), value: Self.string(rawValue))
             headers.append(field)
             switch field.name.utf8.count {
+            case 4 where field.name.caseInsensitiveEquals("Host"):
+                guard Authority.isValid(rawValue) else {
+                    throw Self.malformed("The Host field must be a host name or address, with an optional port.")
+                }
+                hostFields += 1
             case 6 where field.name.caseInsensitiveEquals("Expect"):
                 expectsContinue = expectsContinue || field.value.caseInsensitiveEquals("100-continue")
             case 10 where field.name.caseInsensitiveEquals("Connection"):
@@ -103,6 +121,13 @@ public struct RequestHead: Sendable, Equatable {
                 break
             }
         }
+        // RFC 9112 §3.2: a 400 for an HTTP/1.1 request without Host, and for any with two.
+        guard hostFields == 1 || (hostFields == 0 && minorVersion == 0) else {
+            throw Self.malformed(
+                hostFields == 0 ? "An HTTP/1.1 request needs a Host field." : "A request may carry only one Host field."
+            )
+        }
+        if let authority = form.authority { headers.set("Host", authority) }
         self.headers = headers
         if sawCoding {
             framing = try Self.chunkedFraming(headers, minorVersion: minorVersion, hasLength: sawLength)
@@ -118,8 +143,8 @@ public struct RequestHead: Sendable, Equatable {
 
     private static func minorVersion(_ version: Slice<UnsafeRawBufferPointer>) throws(Problem) -> Int {
         let start = version.startIndex
-        guard version.count == 8, version.starts(with: "HTTP/".utf8), isDigit(version[start + 5]),
-            version[start + 6] == UInt8(ascii: "."), isDigit(version[start + 7])
+        guard version.count == 8, version.starts(with: "HTTP/".utf8), FieldLine.isDigit(version[start + 5]),
+            version[start + 6] == UInt8(ascii: "."), FieldLine.isDigit(version[start + 7])
         else {
             throw malformed("The request line must end in HTTP/1.1 or HTTP/1.0.")
         }
@@ -129,31 +154,13 @@ public struct RequestHead: Sendable, Equatable {
         return version[start + 7] == UInt8(ascii: "0") ? 0 : 1
     }
 
-    private static func field(_ line: Slice<UnsafeRawBufferPointer>) throws(Problem) -> HTTPFields.Field {
-        if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
-            throw malformed("Header field line folding is obsolete and not accepted.")
-        }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-            line[..<colon].allSatisfy(isTokenByte)
-        else {
-            throw malformed("A header field line must be NAME: VALUE, with a token for the name.")
-        }
-        var value = line[(colon + 1)...]
-        while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
-        while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
-        guard value.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }) else {
-            throw malformed("A header field value contains control characters.")
-        }
-        return HTTPFields.Field(name: string(line[..<colon]), value: string(value))
-    }
-
     /// One `Content-Length` field (possibly a list of equal values), agreeing with `previous`.
     private static func contentLength(_ value: String, previous: Framing?) throws(Problem) -> Framing {
         var length: Int?
         if case .length(let earlier) = previous { length = earlier }
         for item in value.split(separator: ",", omittingEmptySubsequences: false) {
             let text = item.trimmingSpaces()
-            guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy(isDigit), let parsed = Int(text),
+            guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy(FieldLine.isDigit), let parsed = Int(text),
                 length == nil || length == parsed
             else {
                 throw malformed("Content-Length must be one non-negative decimal number.")
@@ -183,39 +190,7 @@ public struct RequestHead: Sendable, Equatable {
         Problem(.malformedRequest, detail)
     }
 
-    static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
-
-    /// RFC 9110 `tchar`.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
-    public static let lineFeed = UInt8(ascii: "\n")
-    static let carriageReturn = UInt8(ascii: "\r")
-}
-
-/// Splits bytes into lines ending in LF, dropping the LF and one CR before it. No copies: the
-/// lines are slices of the buffer.
-struct LineReader {
-    private let bytes: UnsafeRawBufferPointer
-    private var position = 0
-
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
-    }
-
-    mutating func next() -> Slice<UnsafeRawBufferPointer>? {
-        guard position < bytes.count else { return nil }
-        let end = bytes[position...].firstIndex(of: RequestHead.lineFeed) ?? bytes.count
-        var line = bytes[position..<end]
-        position = end + 1
-        if line.last == RequestHead.carriageReturn { line.removeLast() }
-        return line
-    }
+    /// The byte that ends a line.
+    public static let lineFeed = FieldLine.lineFeed
+    static let carriageReturn = FieldLine.carriageReturn
 }

@@ -68,7 +68,7 @@ public enum ResponseEncoder {
         value.makeContiguousUTF8()
         name.utf8.withContiguousStorageIfAvailable { name in
             value.utf8.withContiguousStorageIfAvailable { value in
-                guard !name.isEmpty, name.allSatisfy(RequestHead.isTokenByte) else { return }
+                guard !name.isEmpty, name.allSatisfy(FieldLine.isTokenByte) else { return }
                 for byte in value where byte == 13 || byte == 10 || byte == 0 { return }
                 bytes.append(contentsOf: name)
                 bytes.append(UInt8(ascii: ":"))

@@ -1,0 +1,60 @@
+import MetCore
+
+/// The server-wide cap on open client connections (`--max-connections`), shared by every loop.
+/// A loop that finds the cap reached with a client waiting stops accepting, and is resumed
+/// (through its job queue) as soon as any loop's connection closes; new connections wait in the
+/// kernel's backlog meanwhile. Any thread.
+final class ConnectionBudget: Sendable {
+    private struct State {
+        var open = 0
+        var waiting: [HTTPLoop] = []
+        var inEpisode = false
+    }
+
+    /// The most connections open at once, across loops.
+    let limit: Int
+    /// Where an episode of waiting clients ends, so that a server held at its cap logs once rather
+    /// than on every close: half the cap.
+    private let quietLevel: Int
+    private let state = Locked(State())
+
+    init(limit: Int) {
+        precondition(limit >= 1, "a connection cap of at least 1")
+        self.limit = limit
+        quietLevel = limit / 2
+    }
+
+    /// Takes a slot for a connection `loop` is about to accept; false when the cap is reached, in
+    /// which case `loop` is resumed by the next `release()`.
+    func acquire(for loop: HTTPLoop) -> Bool {
+        state.withLock { state in
+            guard state.open < limit else {
+                if !state.waiting.contains(where: { $0 === loop }) { state.waiting.append(loop) }
+                return false
+            }
+            state.open += 1
+            return true
+        }
+    }
+
+    /// Records that a client waits at the cap; true only for the first time since the count last
+    /// fell to half the cap (the one worth a log line).
+    func clientWaits() -> Bool {
+        state.withLock { state in
+            defer { state.inEpisode = true }
+            return !state.inEpisode
+        }
+    }
+
+    /// Gives back the slot of a connection that closed (or was never accepted), and resumes the
+    /// loops waiting for one.
+    func release() {
+        let waiting = state.withLock { state -> [HTTPLoop] in
+            state.open -= 1
+            if state.open <= quietLevel { state.inEpisode = false }
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for loop in waiting { loop.execute { loop.resumeAccepting() } }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// One blocking TCP connection to 127.0.0.1, held open across steps: for clients that trickle
+/// bytes or sit on a connection. Every call blocks, so each runs on a thread of its own (the
+/// async methods), never on the cooperative pool. Reads are bounded by `readTimeout` seconds.
+final class RawConnection: Sendable {
+    private let descriptor: CInt
+
+    /// Connects (the kernel completes the handshake even while the server is not accepting).
+    init(port: Int, readTimeout: Double = 5) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ProcessFailure("socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            Glibc.close(descriptor)
+            throw ProcessFailure("connect failed")
+        }
+        let whole = readTimeout.rounded(.down)
+        var timeout = timeval(tv_sec: Int(whole), tv_usec: Int((readTimeout - whole) * 1_000_000))
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    /// Sends all of `bytes`; false if the server closed the connection first.
+    func send(_ bytes: [UInt8]) async -> Bool {
+        await Self.onThread { [descriptor] in
+            var sent = 0
+            while sent < bytes.count {
+                let written = bytes.withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+                }
+                if written <= 0 { return false }
+                sent += written
+            }
+            return true
+        }
+    }
+
+    /// Sends `bytes` one at a time, `interval` seconds apart, until all are sent, the server sends
+    /// something or closes. Returns how many were sent.
+    func trickle(_ bytes: [UInt8], interval: Double) async -> Int {
+        await Self.onThread { [descriptor] in
+            var peek: UInt8 = 0
+            for (index, byte) in bytes.enumerated() {
+                if recv(descriptor, &peek, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) >= 0 { return index }
+                var one = byte
+                if Glibc.send(descriptor, &one, 1, Int32(MSG_NOSIGNAL)) != 1 { return index }
+                Thread.sleep(forTimeInterval: interval)
+            }
+            return bytes.count
+        }
+    }
+
+    /// Reads until the server closes or `readTimeout` passes without a byte.
+    func readToEnd() async -> RawHTTP.Exchange {
+        await Self.onThread { [descriptor] in
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count == 0 { return RawHTTP.Exchange(bytes: received, closedByServer: true) }
+                if count < 0 { return RawHTTP.Exchange(bytes: received, closedByServer: errno == ECONNRESET) }
+                received.append(contentsOf: buffer[0..<count])
+            }
+        }
+    }
+
+    /// Reads one response whose head carries `Content-Length`; what arrived when the server
+    /// closed or `readTimeout` passed, if that came first.
+    func readResponse() async -> String {
+        await Self.onThread { [descriptor] in
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let text = String(decoding: received, as: UTF8.self)
+                if let headEnd = text.range(of: "\r\n\r\n"),
+                    let lengthLine = text[..<headEnd.lowerBound].range(of: "Content-Length: ")
+                {
+                    let digits = text[lengthLine.upperBound...].prefix { $0.isNumber }
+                    if let length = Int(digits), text.utf8.count - text[..<headEnd.upperBound].utf8.count >= length {
+                        return text
+                    }
+                }
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { return text }
+                received.append(contentsOf: buffer[0..<count])
+            }
+        }
+    }
+
+    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+}
