@@ -20,7 +20,7 @@ enum CORSHeaders {
         for element in requested.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
             let isWhiteSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
             let name = element.drop(while: isWhiteSpace).reversed().drop(while: isWhiteSpace).reversed()
-            guard !name.isEmpty, name.count <= maxNameLength, name.allSatisfy(RequestHead.isTokenByte) else { continue }
+            guard !name.isEmpty, name.count <= maxNameLength, name.allSatisfy(FieldLine.isTokenByte) else { continue }
             names.append(String(decoding: name, as: UTF8.self))
             if names.count == maxNames { break }
         }
