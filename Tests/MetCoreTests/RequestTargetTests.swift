@@ -70,3 +70,18 @@ struct RequestTargetTests {
         #expect(problem?.code == .invalidRequestTarget)
     }
 }
+
+@Suite("Request targets split on bytes")
+struct RequestTargetByteSplitTests {
+    /// U+0301 (combining acute) after a separator makes one Character with it; the split must
+    /// still happen there.
+    @Test func aCombiningMarkAfterASeparatorDoesNotHideIt() throws {
+        let target = try RequestTarget(parsing: "/p?a=1&\u{301}b=2&c=\u{301}")
+        #expect(
+            target.query == [
+                .init(name: "a", value: "1"), .init(name: "\u{301}b", value: "2"),
+                .init(name: "c", value: "\u{301}"),
+            ])
+        #expect(try RequestTarget(parsing: "/p?\u{301}q=x").query == [.init(name: "\u{301}q", value: "x")])
+    }
+}

@@ -22,11 +22,14 @@ public struct RequestTarget: Sendable, Equatable {
         guard target.utf8.first == UInt8(ascii: "/") else {
             throw Problem(.invalidRequestTarget, "The request target must be a path starting with '/'.")
         }
+        // Split on bytes, never on Characters: a combining mark after `?`, `&` or `=` would merge
+        // with it into one Character and hide the separator.
+        let bytes = target.utf8
         let rawPath: Substring
-        let rawQuery: Substring?
-        if let mark = target.firstIndex(of: "?") {
-            rawPath = target[..<mark]
-            rawQuery = target[target.index(after: mark)...]
+        let rawQuery: Substring.UTF8View?
+        if let mark = bytes.firstIndex(of: UInt8(ascii: "?")) {
+            rawPath = Substring(bytes[..<mark])
+            rawQuery = bytes[bytes.index(after: mark)...]
         } else {
             rawPath = target[...]
             rawQuery = nil
@@ -36,12 +39,11 @@ public struct RequestTarget: Sendable, Equatable {
         }
         var items: [QueryItem] = []
         if let rawQuery {
-            let withoutFragment =
-                rawQuery.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            for pair in withoutFragment.split(separator: "&", omittingEmptySubsequences: true) {
-                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard let name = Self.percentDecode(parts[0], plusIsSpace: true),
-                    let value = Self.percentDecode(parts.count > 1 ? parts[1] : "", plusIsSpace: true)
+            let withoutFragment = rawQuery.prefix { $0 != UInt8(ascii: "#") }
+            for pair in withoutFragment.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+                let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = Self.percentDecode(Substring(parts[0]), plusIsSpace: true),
+                    let value = Self.percentDecode(parts.count > 1 ? Substring(parts[1]) : "", plusIsSpace: true)
                 else {
                     throw Problem(.invalidRequestTarget, "The query has malformed percent-encoding.")
                 }
