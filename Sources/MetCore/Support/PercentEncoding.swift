@@ -6,15 +6,30 @@ enum PercentEncoding {
     /// and those in `kept` written as `%XX` (upper-case hex).
     ///
     /// - Parameter kept: ASCII bytes to leave as they are, beyond the unreserved ones.
+    /// Runs of bytes that need no escape are appended whole: a cache key is written on every
+    /// hit, and it is usually one such run.
     static func append(_ text: String, keeping kept: KeptBytes = [], to output: inout String) {
-        for byte in text.utf8 {
+        let bytes = text.utf8
+        var runStart = bytes.startIndex
+        var index = runStart
+        while index != bytes.endIndex {
+            let byte = bytes[index]
             if isUnreserved(byte) || kept.keeps(byte) {
-                output.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                output.unicodeScalars.append("%")
-                output.unicodeScalars.append(Unicode.Scalar(hexDigits[Int(byte >> 4)]))
-                output.unicodeScalars.append(Unicode.Scalar(hexDigits[Int(byte & 0x0F)]))
+                bytes.formIndex(after: &index)
+                continue
             }
+            // A run holds only ASCII bytes, so it starts and ends on scalar boundaries.
+            if runStart != index { output += Substring(bytes[runStart..<index]) }
+            output.unicodeScalars.append("%")
+            output.unicodeScalars.append(Unicode.Scalar(hexDigits[Int(byte >> 4)]))
+            output.unicodeScalars.append(Unicode.Scalar(hexDigits[Int(byte & 0x0F)]))
+            bytes.formIndex(after: &index)
+            runStart = index
+        }
+        if runStart == bytes.startIndex {
+            output += text
+        } else if runStart != bytes.endIndex {
+            output += Substring(bytes[runStart...])
         }
     }
 
