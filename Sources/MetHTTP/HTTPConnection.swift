@@ -37,6 +37,8 @@ final class HTTPConnection {
     /// to a pipelined request already buffered) unless the request is complete by then.
     private var deadlineEvent: OpaquePointer?
     private var deadlineArmed = false
+    /// The loop's clock when the request under way sent its first byte (while `deadlineArmed`).
+    private var requestStarted = 0.0
     private var input: ReceiveBuffer
     /// The head of the request being received, once complete (its bytes are then consumed).
     private var head: RequestHead?
@@ -243,10 +245,20 @@ final class HTTPConnection {
         }
     }
 
+    /// Whether the loop may close this connection to make room for a waiting client when the
+    /// connection cap is reached: an idle keep-alive connection, or one whose request began at
+    /// least `age` seconds ago (the loop's clock) and is still not received in full. An ordinary
+    /// client sends its request at once; a client that trickles it holds a slot others need.
+    func mayBeShed(now: Double, age: Double) -> Bool {
+        guard state == .reading, output.isEmpty, !closeAfterFlush else { return false }
+        return isIdle || (deadlineArmed && now - requestStarted >= age)
+    }
+
     /// Starts the request deadline unless it runs already.
     private func armDeadline() {
         guard !deadlineArmed else { return }
         deadlineArmed = true
+        requestStarted = loop.cachedNow
         var timeout = loop.readTimeout
         event_add(deadlineEvent, &timeout)
     }

@@ -164,12 +164,16 @@ final class HTTPLoop: @unchecked Sendable {
             guard budget.acquire(for: self) else {
                 // The event fired, so on the first pass a client waits; later passes must look.
                 guard iteration == 0 || hasPendingConnection() else { return }
-                if budget.clientWaits() {
-                    logger.warning(
-                        "\(budget.limit) connections open (--max-connections); not accepting until some close")
-                }
+                let firstInEpisode = budget.clientWaits()
                 acceptPaused = true
                 event_del(acceptEvent)
+                let shed = shedConnections()
+                if shed == 0 { recheckAtCap() }
+                if firstInEpisode {
+                    logger.warning(
+                        "\(budget.limit) connections open (--max-connections); not accepting until some close "
+                            + "(closed \(shed) idle or slow to send a request)")
+                }
                 return
             }
             let descriptor = accept4(
@@ -189,6 +193,31 @@ final class HTTPLoop: @unchecked Sendable {
             connections[descriptor] = connection
             _ = connection.start(base: base)
         }
+    }
+
+    /// At the connection cap with a client waiting: closes this loop's idle keep-alive connections
+    /// and those still sending a request begun over a second ago (slowloris), so that clients
+    /// that send their request at once are served while others trickle. Their slots go back to
+    /// the budget, which resumes accepting.
+    /// While accepting is paused at the cap, looks again every half second for connections that
+    /// have become idle or slow, until one is shed or accepting resumes.
+    private func recheckAtCap() {
+        var delay = timeval(tv_sec: 0, tv_usec: 500_000)
+        event_base_once(
+            base, -1, Int16(EV_TIMEOUT),
+            { _, _, context in
+                let loop = Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue()
+                guard loop.acceptPaused, loop.acceptEvent != nil else { return }
+                if loop.shedConnections() == 0 { loop.recheckAtCap() }
+            }, Unmanaged.passUnretained(self).toOpaque(), &delay)
+    }
+
+    /// Returns how many it closed.
+    private func shedConnections() -> Int {
+        let now = cachedNow
+        let shed = connections.values.filter { $0.mayBeShed(now: now, age: 1) }
+        for connection in shed { connection.close() }
+        return shed.count
     }
 
     /// Whether a connection waits on the listening socket, without taking it.

@@ -28,23 +28,26 @@ struct ClientLimitTests {
     }
 
     @Test func atTheConnectionCapNewClientsWaitAndAreServedOnceOthersClose() async throws {
-        let servers = try await Servers.start(themet: ["--max-connections", "4", "--loops", "2"])
+        // Four requests wait 2 s for the upstream: busy connections, which are never shed.
+        let servers = try await Servers.start(
+            fake: ["--latency", "2000"], themet: ["--max-connections", "4", "--loops", "2"])
         let port = servers.themet.port
         let request = Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var held: [RawConnection] = []
-        for _ in 0..<4 {
-            let connection = try RawConnection(port: port)
-            #expect(await connection.send(request))
-            #expect(await connection.readResponse().hasPrefix("HTTP/1.1 200 "))
+        for id in [1, 45734, 436535, 437980] {
+            let connection = try RawConnection(port: port, readTimeout: 10)
+            #expect(await connection.send(Array("GET /objects/\(id) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
             held.append(connection)
         }
-        // The fifth is connected by the kernel but not accepted: no answer while four are open.
+        try await Task.sleep(for: .milliseconds(200))
+        // The fifth is connected by the kernel but not accepted: no answer while four are busy.
         let waiting = try RawConnection(port: port, readTimeout: 0.5)
         #expect(await waiting.send(request))
         #expect(await waiting.readResponse().isEmpty)
         let extra = try RawConnection(port: port, readTimeout: 0.5)
         #expect(await extra.send(request))
         #expect(await extra.readResponse().isEmpty)
+        for connection in held { #expect(await connection.readResponse().hasPrefix("HTTP/1.1 200 ")) }
         held.removeAll()  // closes all four: the listeners resume and the two waiting are served
         for connection in [waiting, extra] {
             var reply = ""
@@ -54,5 +57,23 @@ struct ClientLimitTests {
         #expect(try await servers.get("/health").status == 200)
         let warnings = servers.themet.standardError.components(separatedBy: "(--max-connections)").count - 1
         #expect(warnings == 1, "one warning per episode, not one per refused accept")
+    }
+
+    @Test func atTheCapConnectionsSlowToSendTheirRequestMakeRoomForOrdinaryClients() async throws {
+        let servers = try await Servers.start(themet: ["--max-connections", "4", "--loops", "1"])
+        let port = servers.themet.port
+        var slow: [RawConnection] = []
+        for _ in 0..<4 {
+            let connection = try RawConnection(port: port, readTimeout: 5)
+            #expect(await connection.send(Array("GET /health HTTP/1.1\r\nHo".utf8)))
+            slow.append(connection)
+        }
+        // Well before --read-timeout (10 s): the slow four are closed once they are a second old.
+        let ordinary = try RawConnection(port: port, readTimeout: 0.5)
+        #expect(await ordinary.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
+        var reply = ""
+        for _ in 0..<8 where reply.isEmpty { reply = await ordinary.readResponse() }  // 4 s at most
+        #expect(reply.hasPrefix("HTTP/1.1 200 "))
+        for connection in slow { #expect(await connection.readToEnd().closedByServer) }
     }
 }
