@@ -246,12 +246,13 @@ final class HTTPConnection {
     }
 
     /// Whether the loop may close this connection to make room for a waiting client when the
-    /// connection cap is reached: an idle keep-alive connection, or one whose request began at
-    /// least `age` seconds ago (the loop's clock) and is still not received in full. An ordinary
-    /// client sends its request at once; a client that trickles it holds a slot others need.
+    /// connection cap is reached: one idle for at least `age` seconds (the loop's clock), or one
+    /// whose request began at least `age` seconds ago and is still not received in full. An
+    /// ordinary client sends its request at once; a client that trickles it holds a slot others
+    /// need. A connection just accepted counts as active: its request may not have been read yet.
     func mayBeShed(now: Double, age: Double) -> Bool {
         guard state == .reading, output.isEmpty, !closeAfterFlush else { return false }
-        return isIdle || (deadlineArmed && now - requestStarted >= age)
+        return (isIdle && now - lastActivity >= age) || (deadlineArmed && now - requestStarted >= age)
     }
 
     /// Starts the request deadline unless it runs already.
