@@ -195,10 +195,6 @@ final class HTTPLoop: @unchecked Sendable {
         }
     }
 
-    /// At the connection cap with a client waiting: closes this loop's idle keep-alive connections
-    /// and those still sending a request begun over a second ago (slowloris), so that clients
-    /// that send their request at once are served while others trickle. Their slots go back to
-    /// the budget, which resumes accepting.
     /// While accepting is paused at the cap, looks again every half second for connections that
     /// have become idle or slow, until one is shed or accepting resumes.
     private func recheckAtCap() {
@@ -212,7 +208,10 @@ final class HTTPLoop: @unchecked Sendable {
             }, Unmanaged.passUnretained(self).toOpaque(), &delay)
     }
 
-    /// Returns how many it closed.
+    /// At the connection cap with a client waiting: closes this loop's connections idle for over a
+    /// second and those still sending a request begun over a second ago (slowloris), so that
+    /// clients that send their request at once are served while others trickle. Their slots go
+    /// back to the budget, which resumes accepting. Returns how many it closed. Loop thread.
     private func shedConnections() -> Int {
         let now = cachedNow
         let shed = connections.values.filter { $0.mayBeShed(now: now, age: 1) }
