@@ -8,24 +8,7 @@ final class RawConnection: Sendable {
 
     /// Connects (the kernel completes the handshake even while the server is not accepting).
     init(port: Int, readTimeout: Double = 5) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ProcessFailure("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            Glibc.close(descriptor)
-            throw ProcessFailure("connect failed")
-        }
-        let whole = readTimeout.rounded(.down)
-        var timeout = timeval(tv_sec: Int(whole), tv_usec: Int((readTimeout - whole) * 1_000_000))
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        descriptor = try Self.connect(port: port, readTimeout: readTimeout)
     }
 
     deinit { Glibc.close(descriptor) }
@@ -95,6 +78,30 @@ final class RawConnection: Sendable {
                 received.append(contentsOf: buffer[0..<count])
             }
         }
+    }
+
+    /// A blocking socket connected to 127.0.0.1:`port` whose reads give up after `readTimeout`
+    /// seconds without a byte; the caller closes it.
+    static func connect(port: Int, readTimeout: Double) throws -> CInt {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ProcessFailure("socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            Glibc.close(descriptor)
+            throw ProcessFailure("connect failed")
+        }
+        let whole = readTimeout.rounded(.down)
+        var timeout = timeval(tv_sec: Int(whole), tv_usec: Int((readTimeout - whole) * 1_000_000))
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return descriptor
     }
 
     private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {

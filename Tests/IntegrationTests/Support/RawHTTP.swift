@@ -37,21 +37,8 @@ enum RawHTTP {
     private static func run(
         port: Int, request: [UInt8], hangUpAfter: Double?, reset: Bool, readTimeout: Double
     ) throws -> Exchange {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ProcessFailure("socket failed") }
+        let fd = try RawConnection.connect(port: port, readTimeout: readTimeout)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw ProcessFailure("connect failed") }
-        var timeout = timeval(tv_sec: Int(readTimeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var sent = 0
         while sent < request.count {
             let written = request.withUnsafeBytes {
