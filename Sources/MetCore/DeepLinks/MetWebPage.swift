@@ -65,7 +65,8 @@ enum MetWebPage {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if bytes[index] == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex, isHex(bytes[index + 1]), isHex(bytes[index + 2])
+                guard index + 2 < bytes.endIndex, RequestTarget.hexValue(bytes[index + 1]) != nil,
+                    RequestTarget.hexValue(bytes[index + 2]) != nil
                 else { return false }
                 index += 3
             } else {
@@ -73,9 +74,5 @@ enum MetWebPage {
             }
         }
         return true
-    }
-
-    private static func isHex(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 }

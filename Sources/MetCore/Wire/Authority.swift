@@ -45,7 +45,7 @@ enum Authority {
                 index += 3
                 continue
             }
-            guard isUnreserved(byte) || isSubDelimiter(byte) else { return false }
+            guard PercentEncoding.isUnreserved(byte) || isSubDelimiter(byte) else { return false }
             index += 1
         }
         return true
@@ -61,23 +61,13 @@ enum Authority {
             else { return false }
             let tail = afterV[(dot + 1)...]
             return !tail.isEmpty
-                && tail.allSatisfy { isUnreserved($0) || isSubDelimiter($0) || $0 == UInt8(ascii: ":") }
+                && tail.allSatisfy { PercentEncoding.isUnreserved($0) || isSubDelimiter($0) || $0 == UInt8(ascii: ":") }
         }
         // inet_pton alone would take no more than 45 bytes of hex digits, colons and dots anyway.
         guard bytes.count <= 45, bytes.allSatisfy({ RequestTarget.hexValue($0) != nil || $0 == 0x3A || $0 == 0x2E })
         else { return false }
         var address = in6_addr()
         return String(decoding: bytes, as: UTF8.self).withCString { inet_pton(AF_INET6, $0, &address) } == 1
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            "-._~".utf8.contains(byte)
-        }
     }
 
     private static func isSubDelimiter(_ byte: UInt8) -> Bool { "!$&'()*+,;=".utf8.contains(byte) }
