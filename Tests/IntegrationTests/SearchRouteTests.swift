@@ -170,4 +170,37 @@ struct SearchRouteTests {
         #expect(run.errorText.contains("QUERY"))
         #expect(run.output.isEmpty)
     }
+
+    /// The shared store's counters from `/health`.
+    private func storeCounts(_ servers: Servers) async throws -> (records: Int, writes: Int) {
+        let store = try #require(try await servers.get("/health").json()["store"] as? [String: Any])
+        return (store["records"] as? Int ?? -1, store["writes"] as? Int ?? -1)
+    }
+
+    @Test func onlyAFirstPageGETWithoutStoreFalseReplacesTheLatestResults() async throws {
+        let servers = try await Servers.start(themet: Self.unpaced)
+        for (method, target) in [
+            ("HEAD", "/search?q=cypress"), ("GET", "/search?q=cypress&store=false"),
+            ("GET", "/search?q=cypress&offset=1"), ("HEAD", "/widget/timeline?q=cypress"),
+            ("GET", "/widget/timeline?q=cypress&store=false"),
+        ] {
+            #expect(try await servers.get(target, method: method).status == 200, "\(method) \(target)")
+        }
+        #expect(try await storeCounts(servers).records == 0)
+        for hostile in ["maybe", "TRUE", "%00", "true%26q%3Dx", ""] {
+            let result = try await servers.get("/search?q=cypress&store=\(hostile)")
+            #expect(result.status == 400, "store=\(hostile)")
+            #expect(try result.json()["parameter"] as? String == "store")
+        }
+        #expect(try await servers.get("/search?q=cypress").status == 200)
+        var counts = try await storeCounts(servers)
+        for _ in 0..<50 where counts.writes < 1 {  // the file is written off the loops: 5 s at most
+            try await Task.sleep(for: .milliseconds(100))
+            counts = try await storeCounts(servers)
+        }
+        #expect(counts.records == 2)
+        #expect(counts.writes == 1)
+        #expect(try await servers.get("/search?q=cypress").status == 200)  // a hit of the same search
+        #expect(try await storeCounts(servers).writes == 1)
+    }
 }
