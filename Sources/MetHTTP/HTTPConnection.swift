@@ -308,9 +308,13 @@ final class HTTPConnection {
         let close = closing || !head.keepAlive
         if close { closeAfterFlush = true }
         let isHead = head.method == "HEAD"
-        if let wireHead = response.wireHead, !isHead, head.minorVersion == 1, !close {
-            enqueue(wireHead, response.body, endsResponse: true)
-            return response.body.count
+        if let shared = response.shared, !response.isChunked {
+            let body = isHead ? [] : response.body
+            enqueue(
+                loop.encodedHead(
+                    of: response, shared: shared, isHead: isHead, minorVersion: head.minorVersion, close: close),
+                body, endsResponse: true)
+            return body.count
         }
         let (headBytes, body) = ResponseEncoder.encode(
             response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine())

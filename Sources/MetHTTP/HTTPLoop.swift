@@ -47,6 +47,7 @@ final class HTTPLoop: @unchecked Sendable {
     private var pending: [UInt64: Exchange] = [:]
     private var nextID: UInt64 = 0
     private var date = HTTPDate()
+    private var encodedHeads = EncodedHeads()
     /// Set when the server drains: replies then carry `Connection: close`.
     private var draining = false
     /// Requests received whose reply has not been fully written yet (any thread may read).
@@ -158,6 +159,17 @@ final class HTTPLoop: @unchecked Sendable {
         return date.line(at: now.tv_sec)
     }
 
+    /// The head of a shared response as sent now (see `EncodedHeads`).
+    func encodedHead(
+        of response: Response, shared: SharedResponse, isHead: Bool, minorVersion: Int, close: Bool
+    ) -> [UInt8] {
+        var now = timeval()
+        event_base_gettimeofday_cached(base, &now)
+        return encodedHeads.head(
+            of: response, shared: shared, isHead: isHead, minorVersion: minorVersion, close: close,
+            second: now.tv_sec, date: date.line(at: now.tv_sec))
+    }
+
     private func acceptConnections() {
         // A bounded batch, so a burst of new connections cannot starve the open ones.
         for iteration in 0..<16 {
@@ -262,10 +274,13 @@ final class HTTPLoop: @unchecked Sendable {
     func handle(_ head: RequestHead, body: [UInt8], on connection: HTTPConnection) {
         let started = logger.isEnabled(.info) ? DispatchTime.now().uptimeNanoseconds : 0
         outstanding.add(1, ordering: .relaxed)
-        let request = head.request(body: body)
-        if let response = responder.respondImmediately(to: request) {
+        let suspension: Suspension
+        switch responder.respond(to: head.request(body: body)) {
+        case .ready(let response):
             reply(response, to: head, on: connection, started: started)
             return
+        case .suspended(let rest):
+            suspension = rest
         }
         nextID &+= 1
         let id = nextID
@@ -273,8 +288,8 @@ final class HTTPLoop: @unchecked Sendable {
         var exchange = Exchange(connection: connection, head: head, started: started)
         // The bridge into Swift concurrency: the task holds only the ID; the connection never
         // leaves this thread, and the response comes back through `execute`.
-        exchange.task = Task { [responder] in
-            let response = await responder.respond(to: request)
+        exchange.task = Task {
+            let response = await suspension.response()
             self.execute { self.complete(id, with: response) }
         }
         pending[id] = exchange

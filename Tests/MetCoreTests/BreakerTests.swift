@@ -172,7 +172,7 @@ struct BreakerTests {
         let blocked = Task { await harness.get("/objects/1") }
         await upstream.waitForCalls(1)
         let queued = [Task { await harness.get("/objects/2") }, Task { await harness.get("/objects/3") }]
-        await waitUntil { harness.service.monitor.pacer?.figures.waiting == 2 }
+        await waitUntil { harness.service.pacer.figures.waiting == 2 }
 
         upstream.release()
         #expect(await blocked.value.problemCode == "upstream_blocked")

@@ -188,7 +188,8 @@ struct DeepLinkTargetTests {
 
     @Test func headRedirectsLikeGet() async {
         let upstream = FakeUpstream([Sample.objectKey(7): .json(WidgetSample.record(7))])
-        let response = await Harness(upstream: upstream).service.respond(to: Request(method: "HEAD", target: "/open/7"))
+        let response = await Harness(upstream: upstream).service.response(
+            to: Request(method: "HEAD", target: "/open/7"))
         #expect(response.status == 302)
         #expect(response.headers["Location"] == "/objects/7")
     }

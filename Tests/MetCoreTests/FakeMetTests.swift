@@ -23,7 +23,7 @@ private func makeFake(_ options: FakeMet.Options = FakeMet.Options(), time: Manu
 
 /// Answers `request` on the immediate path, which must not defer.
 private func answer(_ fake: FakeMet, _ request: Request) throws -> Response {
-    try #require(fake.respondImmediately(to: request))
+    try #require(fake.readyResponse(to: request))
 }
 
 private func answer(_ fake: FakeMet, _ target: String) throws -> Response {
@@ -96,10 +96,10 @@ struct FakeMetTests {
 
     @Test func latencyDefersToTheAsyncPath() async throws {
         let fake = makeFake(FakeMet.Options(latency: 3_600))
-        #expect(fake.respondImmediately(to: .get(objectTarget)) == nil)
-        #expect(fake.respondImmediately(to: .get(FakeMet.statsPath)) != nil)
+        #expect(fake.readyResponse(to: .get(objectTarget)) == nil)
+        #expect(fake.readyResponse(to: .get(FakeMet.statsPath)) != nil)
         // A cancelled wait still answers, at once.
-        let task = Task { await fake.respond(to: .get(objectTarget)) }
+        let task = Task { await fake.response(to: .get(objectTarget)) }
         task.cancel()
         #expect(await task.value.status == 200)
         #expect(try stats(fake).total == 1)
@@ -107,7 +107,7 @@ struct FakeMetTests {
 
     @Test func theAsyncPathAnswersTheSameWithoutLatency() async throws {
         let fake = makeFake()
-        let response = await fake.respond(to: .get(objectTarget))
+        let response = await fake.response(to: .get(objectTarget))
         #expect(response.status == 200)
         #expect(response.body == (try answer(fake, objectTarget)).body)
     }

@@ -117,7 +117,7 @@ struct HealthTests {
     @Test(arguments: ["POST", "DELETE"])
     func healthAnswersOnlyReadMethods(method: String) throws {
         let response = try #require(
-            Harness().service.respondImmediately(to: Request(method: method, target: "/health")))
+            Harness().service.readyResponse(to: Request(method: method, target: "/health")))
         #expect(response.status == 405)
     }
 }

@@ -9,6 +9,7 @@ private struct RetryRig {
     let monitor = UpstreamMonitor(blockCooldown: 60)
     let log = MemoryLog()
     let client: MetClient
+    let pacer: UpstreamPacer
 
     /// - Parameters:
     ///   - attempts: attempts in all.
@@ -21,8 +22,10 @@ private struct RetryRig {
         var configuration = ServerConfiguration()
         Harness.unpaced(&configuration)
         configure(&configuration)
+        pacer = UpstreamPacer(configuration: configuration, time: time)
         client = MetClient(
             configuration: configuration, upstream: upstream, monitor: monitor, time: time, logger: log.logger(),
+            pacer: pacer,
             retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: baseDelay, maxDelay: maxDelay) { jitter })
     }
 
@@ -228,7 +231,7 @@ struct RetryTests {
             configuration.upstreamBurst = 1
         }
         rig.upstream.answer(.object(id: 1), with: .errorPage(503))
-        let pacer = try #require(rig.monitor.pacer)
+        let pacer = rig.pacer
         let fetch = Task { [client = rig.client] in await client.fetch(.object(id: 1)) }
         for attempt in 1...2 {
             await waitUntil { rig.upstream.calls.count == attempt && pacer.figures.waiting == 1 }
@@ -283,7 +286,7 @@ struct RetryTests {
         let first = Task { await harness.get("/objects/1") }
         await upstream.waitForCalls(1)
         let second = Task { await harness.get("/objects/2") }
-        await waitUntil { harness.service.monitor.pacer?.figures.waiting == 1 }
+        await waitUntil { harness.service.pacer.figures.waiting == 1 }
         harness.time.advance(by: 5)
         let answers = [await first.value, await second.value]
         #expect(answers.map(\.status) == [504, 504])

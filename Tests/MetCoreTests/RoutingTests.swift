@@ -47,7 +47,7 @@ struct RoutingTests {
     @Test(arguments: ["POST", "PUT", "DELETE", "PATCH", "TRACE", "BREW"])
     func anotherMethodOnAKnownRouteIs405WithAllow(method: String) async throws {
         let harness = Harness()
-        let response = await harness.service.respond(to: Request(method: method, target: "/objects/1"))
+        let response = await harness.service.response(to: Request(method: method, target: "/objects/1"))
         #expect(response.status == 405)
         #expect(response.problemCode == "method_not_allowed")
         #expect(response.headers["Allow"] == "GET, HEAD, OPTIONS")
@@ -55,7 +55,7 @@ struct RoutingTests {
     }
 
     @Test func anotherMethodOnAnUnknownPathIs404() async {
-        let response = await Harness().service.respond(to: Request(method: "POST", target: "/nope"))
+        let response = await Harness().service.response(to: Request(method: "POST", target: "/nope"))
         #expect(response.status == 404)
     }
 
@@ -68,7 +68,7 @@ struct RoutingTests {
                 "Origin": "https://app.example", "Access-Control-Request-Method": "GET",
                 "Access-Control-Request-Headers": "If-None-Match, X-Requested-With",
             ])
-        let response = try #require(harness.service.respondImmediately(to: request))
+        let response = try #require(harness.service.readyResponse(to: request))
         #expect(response.status == 204)
         #expect(response.body.isEmpty)
         #expect(response.headers["Access-Control-Allow-Origin"] == "*")
@@ -83,7 +83,7 @@ struct RoutingTests {
     func aPreflightWithoutUsableRequestedHeadersAllowsTheDefaults(asked: String) throws {
         let request = Request(
             method: "OPTIONS", target: "/objects/1", headers: ["Access-Control-Request-Headers": asked])
-        let response = try #require(Harness().service.respondImmediately(to: request))
+        let response = try #require(Harness().service.readyResponse(to: request))
         #expect(response.headers["Access-Control-Allow-Headers"] == "Accept, Accept-Encoding, If-None-Match")
     }
 
@@ -113,7 +113,7 @@ struct RoutingTests {
     func aPreflightEchoesOnlyTheTokensItWasAskedFor(asked: String, allowed: String) throws {
         let request = Request(
             method: "OPTIONS", target: "/search", headers: ["Access-Control-Request-Headers": asked])
-        let response = try #require(Harness().service.respondImmediately(to: request))
+        let response = try #require(Harness().service.readyResponse(to: request))
         #expect(response.status == 204)
         let value = try #require(response.headers["Access-Control-Allow-Headers"])
         #expect(value == allowed)
@@ -130,7 +130,7 @@ struct RoutingTests {
             .get("/objects/2"),  // the fake has no answer: a 502 problem
         ]
         for request in requests {
-            let response = await harness.service.respond(to: request)
+            let response = await harness.service.response(to: request)
             #expect(response.headers["Access-Control-Allow-Origin"] == "https://app.example", "\(request.target)")
             #expect(response.headers["Access-Control-Expose-Headers"]?.contains("Cache-Status") == true)
         }
@@ -187,7 +187,7 @@ struct RoutingTests {
         "title", "objectID,title,primaryImageSmall", "a_1", (1...64).map { "f\($0)" }.joined(separator: ","),
     ])
     func aWellFormedFieldsListIsAccepted(fields: String) throws {
-        #expect(try MetService.parseFields(fields) == Set(fields.split(separator: ",").map(String.init)))
+        #expect(try Router.parseFields(fields) == Set(fields.split(separator: ",").map(String.init)))
     }
 
     private static func limitedHarness() -> Harness {
@@ -221,9 +221,9 @@ struct RoutingTests {
     @Test func aBodyLargerThanTheLimitIs413() throws {
         let harness = Self.limitedHarness()
         let atLimit = Request(method: "GET", target: "/health", body: Array(repeating: 0x41, count: 8))
-        #expect(try #require(harness.service.respondImmediately(to: atLimit)).status == 200)
+        #expect(try #require(harness.service.readyResponse(to: atLimit)).status == 200)
         let over = Request(method: "POST", target: "/nope", body: Array(repeating: 0x41, count: 9))
-        let response = try #require(harness.service.respondImmediately(to: over))
+        let response = try #require(harness.service.readyResponse(to: over))
         #expect(response.status == 413)
         #expect(response.problemCode == "body_too_large")
     }
@@ -238,7 +238,7 @@ struct RoutingTests {
     @Test func headIsAnsweredLikeGet() async {
         let harness = Harness()
         harness.upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
-        let head = await harness.service.respond(to: Request(method: "HEAD", target: "/objects/1"))
+        let head = await harness.service.response(to: Request(method: "HEAD", target: "/objects/1"))
         let get = await harness.get("/objects/1")
         #expect(head.status == 200)
         #expect(head.headers["ETag"] == get.headers["ETag"])
@@ -270,6 +270,6 @@ struct RoutingTests {
         ("87-05-03", false), ("1987/05/03", false), ("１９８７-05-03", false), ("", false),
     ])
     func calendarDatesAreChecked(text: String, valid: Bool) {
-        #expect(MetService.isCalendarDate(text) == valid)
+        #expect(Router.isCalendarDate(text) == valid)
     }
 }

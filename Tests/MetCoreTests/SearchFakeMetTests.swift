@@ -15,7 +15,7 @@ struct SearchFakeMetTests {
     }
 
     private func answer(_ fake: FakeMet, _ target: String) throws -> Response {
-        try #require(fake.respondImmediately(to: .get(target)))
+        try #require(fake.readyResponse(to: .get(target)))
     }
 
     @Test func bothGenerationsAnswerByDefault() throws {

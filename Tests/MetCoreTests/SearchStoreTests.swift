@@ -132,8 +132,8 @@ struct SearchStoreTests {
     func aHeadNeverWrites(target: String) async throws {
         let harness = SearchHarness(upstream(), mode: .v1)
         let head = Request(method: "HEAD", target: target)
-        #expect(await harness.service.respond(to: head).status == 200)
-        #expect(harness.service.respondImmediately(to: head)?.status == 200)
+        #expect(await harness.service.response(to: head).status == 200)
+        #expect(harness.service.readyResponse(to: head)?.status == 200)
         #expect(fileIDs(harness) == nil)
         #expect(harness.service.store.ids.isEmpty)
         #expect(harness.service.store.counts == (replacements: 0, writes: 0))

@@ -100,7 +100,7 @@ struct SearchHarness {
 
     /// Waits until no background object fetch of any search is running.
     func waitForBackgroundFills(sourceLocation: SourceLocation = #_sourceLocation) async {
-        await waitUntil({ service.backgroundFills.withLock { $0 } == 0 }, sourceLocation: sourceLocation)
+        await waitUntil({ service.backgroundFillsRunning == 0 }, sourceLocation: sourceLocation)
     }
 }
 
@@ -294,10 +294,10 @@ struct SearchTests {
         let service = MetService(
             configuration: configuration, upstream: probe, time: ManualTime(), logger: MemoryLog().logger(),
             openAPI: Harness.openAPI)
-        #expect(await service.respond(to: .get("/public/collection/v1/search?hasImages=true&q=cypress")).status == 200)
+        #expect(await service.response(to: .get("/public/collection/v1/search?hasImages=true&q=cypress")).status == 200)
 
         fake.hold()
-        let search = Task { await service.respond(to: .get("/search?q=cypress&wait=30000")) }
+        let search = Task { await service.response(to: .get("/search?q=cypress&wait=30000")) }
         await fake.waitForCalls(3)  // the list, then two objects: the limit
         for _ in 0..<1_000 { await Task.yield() }
         #expect(fake.calls.count == 3)

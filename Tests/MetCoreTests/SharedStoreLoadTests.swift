@@ -40,7 +40,7 @@ struct SharedStoreLoadTests {
         #expect(restarted.store.records == first.service.store.records)
         #expect(restarted.store.document == first.service.store.document)
 
-        let after = await restarted.respond(to: .get(target))
+        let after = await restarted.response(to: .get(target))
         #expect(after.status == 200)
         #expect(after.body == before.body)
         #expect(after.headers["ETag"] == before.headers["ETag"])

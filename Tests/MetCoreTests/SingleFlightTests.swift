@@ -32,7 +32,7 @@ struct SingleFlightTests {
         let figures = harness.service.cache.statistics
         #expect(figures.misses == 1)
         #expect(figures.coalesced == requests - 1)
-        #expect(harness.service.flightsInProgress == 0)
+        #expect(harness.service.flights.inFlight == 0)
     }
 
     @Test func differentKeysDoNotShareACall() async {
@@ -41,7 +41,7 @@ struct SingleFlightTests {
         async let one = harness.get("/objects/1")
         async let two = harness.get("/objects/2")
         await harness.upstream.waitForCalls(2)
-        #expect(harness.service.flightsInProgress == 2)
+        #expect(harness.service.flights.inFlight == 2)
         harness.upstream.release()
         #expect(await [one.status, two.status] == [200, 200])
         #expect(Set(harness.upstream.calls) == [Sample.objectKey(1), Sample.objectKey(2)])
@@ -85,7 +85,7 @@ struct SingleFlightTests {
         #expect(await second.value.status == 499)
         await harness.upstream.waitForCancellations(1)
         #expect(harness.upstream.cancellations == [Self.key])
-        #expect(harness.service.flightsInProgress == 0)
+        #expect(harness.service.flights.inFlight == 0)
         #expect(harness.service.cache.statistics.entries == 0)
         // The cancelled call is counted, but a cancellation is not an upstream failure worth a warning.
         await waitUntil { harness.service.monitor.counts.contains { $0 == (.cancelled, 1) } }
@@ -109,7 +109,7 @@ struct SingleFlightTests {
             only.cancel()
             #expect(await only.value.status == 499)
             await harness.upstream.waitForCancellations(1)
-            #expect(harness.service.flightsInProgress == 0)
+            #expect(harness.service.flights.inFlight == 0)
         }
     }
 

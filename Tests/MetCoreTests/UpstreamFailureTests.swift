@@ -195,8 +195,8 @@ struct UpstreamFailureTests {
     func aBodyOfTheWrongShapeIsMalformed(resource: MetResource, body: String) {
         let client = MetClient(
             configuration: ServerConfiguration(), upstream: FakeUpstream(), monitor: UpstreamMonitor(blockCooldown: 60),
-            time: ManualTime(),
-            logger: MemoryLog().logger())
+            time: ManualTime(), logger: MemoryLog().logger(),
+            pacer: UpstreamPacer(ratePerSecond: 1, burst: 1, concurrency: 1, time: ManualTime()))
         let reply = UpstreamReply(status: 200, contentType: "application/json", body: Array(body.utf8))
         guard case .failure(.malformed) = client.judge(reply, for: resource) else {
             Issue.record("accepted \(body) for \(resource)")
@@ -213,8 +213,8 @@ struct UpstreamFailureTests {
     func aBodyOfTheRightShapeIsAccepted(resource: MetResource, body: String) {
         let client = MetClient(
             configuration: ServerConfiguration(), upstream: FakeUpstream(), monitor: UpstreamMonitor(blockCooldown: 60),
-            time: ManualTime(),
-            logger: MemoryLog().logger())
+            time: ManualTime(), logger: MemoryLog().logger(),
+            pacer: UpstreamPacer(ratePerSecond: 1, burst: 1, concurrency: 1, time: ManualTime()))
         let reply = UpstreamReply(status: 200, contentType: "application/json", body: Array(body.utf8))
         #expect(
             client.judge(reply, for: resource)

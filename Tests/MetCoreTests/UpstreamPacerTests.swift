@@ -263,7 +263,7 @@ struct UpstreamPacerTests {
         let first = Task { await harness.get("/objects/1") }
         await upstream.waitForCalls(1)
         let second = Task { await harness.get("/objects/2") }
-        await waitUntil { harness.service.monitor.pacer?.figures.waiting == 1 }
+        await waitUntil { harness.service.pacer.figures.waiting == 1 }
 
         let document = try #require(harness.getImmediately("/health")).jsonObject()
         let state = try #require(document["upstream"] as? [String: Any])

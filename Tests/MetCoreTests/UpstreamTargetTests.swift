@@ -62,8 +62,8 @@ struct UpstreamTargetTests {
     ])
     func mirrorSearchesThatOnceCollidedHaveTwoKeys(crafted: String, ordinary: String) throws {
         let service = Harness().service
-        guard case .resource(let first, _) = service.plan(for: .get(crafted)),
-            case .resource(let second, _) = service.plan(for: .get(ordinary))
+        guard case .resource(let first, _) = service.router.route(.get(crafted)),
+            case .resource(let second, _) = service.router.route(.get(ordinary))
         else {
             Issue.record("both requests should plan an upstream resource")
             return

@@ -27,7 +27,7 @@ public enum RouteCommands {
     /// (pretty-printed when `pretty`), or the problem on standard error. Returns the exit status:
     /// 0, or 1 when the route answered an error.
     public static func run(target: String, service: MetService, pretty: Bool) async -> Int32 {
-        let response = await service.respond(to: .get(target))
+        let response = await service.response(to: .get(target))
         guard (200..<300).contains(response.status) else {
             FileHandle.standardError.write(Data(response.body + [0x0A]))
             return 1

@@ -29,7 +29,7 @@ public final class CacheEntry: Sendable {
     public let staleUntil: Double
 
     /// The responses to plain hits on this entry, made once a second and shared (see
-    /// `MetService.hitResponse`); any thread.
+    /// `Presenter.hit`); any thread.
     let hitResponses = Locked(HitResponses())
 
     /// Bodies smaller than this are sent as they are: gzip saves little on them.

@@ -107,19 +107,16 @@ public final class FakeMet: Responder {
     }
 
     /// Answers at once when there is no latency to simulate (and always for `/__stats`);
-    /// otherwise nil, so the HTTP layer takes the async path. Runs on a loop thread: a search
-    /// over many synthetic records costs milliseconds of CPU here.
-    public func respondImmediately(to request: Request) -> Response? {
-        guard options.latency <= 0 || Self.isStats(request) else { return nil }
-        return answer(request)
-    }
-
-    /// Waits `options.latency` seconds (cut short if the task is cancelled), then answers.
-    public func respond(to request: Request) async -> Response {
-        if options.latency > 0 && !Self.isStats(request) {
-            try? await Task.sleep(for: .seconds(options.latency))
-        }
-        return answer(request)
+    /// otherwise suspends for `options.latency` seconds (cut short if the task is cancelled), then
+    /// answers. Runs on a loop thread: a search over many synthetic records costs milliseconds of
+    /// CPU here.
+    public func respond(to request: Request) -> Answer {
+        guard options.latency > 0 && !Self.isStats(request) else { return .ready(answer(request)) }
+        return .suspended(
+            Suspension { [self] in
+                try? await Task.sleep(for: .seconds(options.latency))
+                return answer(request)
+            })
     }
 
     // MARK: Answering

@@ -17,21 +17,21 @@ public enum CacheOutcome: String, Sendable {
 public struct Response: Sendable {
     /// The status code.
     public var status: Int {
-        didSet { wireHead = nil }
+        didSet { shared = nil }
     }
     /// Header fields. The HTTP layer adds `Content-Length`, `Date` and connection handling.
     public var headers: HTTPFields {
-        didSet { wireHead = nil }
+        didSet { shared = nil }
     }
     /// The body bytes. For HEAD requests the HTTP layer sends the headers only.
     public var body: [UInt8] {
-        didSet { wireHead = nil }
+        didSet { shared = nil }
     }
-    /// The complete head (status line, these headers, `Date`, `Content-Length`, blank line) as
-    /// sent to an HTTP/1.1 keep-alive GET, when the core made it already: a hit shared by every
-    /// such request in the same second (see `MetService.hitResponse`). Cleared by any change to
-    /// status, headers or body, so it never disagrees with them.
-    public internal(set) var wireHead: [UInt8]?
+    /// Set when this exact response (status, headers, body) is shared by many requests, such as a
+    /// plain hit in the same second (see `Presenter.hit`): later layers may keep what they derive
+    /// from it by this identity (the CORS layer its own response, the HTTP layer the encoded
+    /// head). Cleared by any change to status, headers or body, so it never stands for other bytes.
+    public internal(set) var shared: SharedResponse?
     /// For the access log only; the client sees `Cache-Status`.
     public var cacheOutcome: CacheOutcome
     /// Send the body with chunked transfer-coding instead of `Content-Length`. Only the fake Met
@@ -50,4 +50,14 @@ public struct Response: Sendable {
     public static let jsonContentType = "application/json; charset=utf-8"
     /// The media type of RFC 9457 problem documents.
     public static let problemContentType = "application/problem+json"
+}
+
+/// The identity of a response shared unchanged by many requests (see `Response.shared`). Layers
+/// after the handlers key what they derive from the response by it; it lives as long as some
+/// holder of the response does. Any thread.
+public final class SharedResponse: Sendable {
+    /// What the layer around the handlers made of the response (see `CORSLayer`), once.
+    let derived = Locked<Response?>(nil)
+
+    init() {}
 }

@@ -116,7 +116,7 @@ public final class SharedStore: Sendable {
     }
 
     private func replace(with objects: [CacheEntry], from source: SearchQuery.StoreSource?) -> Bool {
-        let ids = objects.prefix(capacity).compactMap(\.objectID)
+        let ids = objects.prefix(capacity).compactMap(\.summary?.objectID)
         let (changed, startsDrain) = state.withLock { state -> (Bool, Bool) in
             if let source {
                 guard state.sources[source] != ids else { return (false, false) }

@@ -37,18 +37,18 @@ public struct MetClient: Sendable {
     ///   - configuration: the upstream policy is read from it: `upstreamRate`, `upstreamBurst` and
     ///     `upstreamConcurrency` for the pacer, `upstreamRetries`, `upstreamTimeout` (one attempt)
     ///     and `requestTimeout` (one fetch).
-    ///   - monitor: shared by every client of this upstream; the pacer is shared through it, so
-    ///     every client built on one monitor goes through one pacer.
+    ///   - monitor: the breaker and call figures, shared by every client of this upstream.
     ///   - time: the clock for deadlines, pacing and back-off.
-    ///   - pacer: a pacer to use instead of the monitor's shared one (for tests).
+    ///   - pacer: the one pacer every call to this upstream goes through, built where the
+    ///     application is assembled.
     ///   - retryPolicy: a policy to use instead of the configuration's (for tests, to fix the jitter).
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, monitor: UpstreamMonitor, time: any TimeSource,
-        logger: Logger, pacer: UpstreamPacer? = nil, retryPolicy: RetryPolicy? = nil
+        logger: Logger, pacer: UpstreamPacer, retryPolicy: RetryPolicy? = nil
     ) {
         self.upstream = upstream
         self.monitor = monitor
-        self.pacer = pacer ?? monitor.pacer { UpstreamPacer(configuration: configuration, time: time) }
+        self.pacer = pacer
         self.retryPolicy = retryPolicy ?? RetryPolicy(configuration: configuration)
         upstreamTimeout = configuration.upstreamTimeout
         requestTimeout = configuration.requestTimeout

@@ -32,9 +32,6 @@ public enum UpstreamOutcome: String, Sendable, CaseIterable {
 /// A repeat block (one that comes within one cool-down after the previous block ended) doubles the
 /// cool-down, up to `cooldownLimit`; an answer the server can use (`ok`, `notFound`) outside a
 /// block resets it to `blockCooldown`.
-///
-/// Every client of one upstream shares its monitor, so the monitor also holds that upstream's one
-/// `UpstreamPacer` (see `pacer(orMake:)`), where `/health` finds it.
 public final class UpstreamMonitor: Sendable {
     /// The longest cool-down a run of repeat blocks doubles up to, in seconds (15 minutes), unless
     /// the configured base is longer still.
@@ -49,7 +46,6 @@ public final class UpstreamMonitor: Sendable {
         var lastFailed = false
         var lastError: String?
         var counts: [UpstreamOutcome: Int] = [:]
-        var pacer: UpstreamPacer?
     }
 
     private let state: Locked<State>
@@ -139,18 +135,4 @@ public final class UpstreamMonitor: Sendable {
     public var counts: [(UpstreamOutcome, Int)] {
         state.withLock { state in UpstreamOutcome.allCases.map { ($0, state.counts[$0, default: 0]) } }
     }
-
-    /// The pacer every call to this upstream goes through: the one installed by the first caller,
-    /// made with `make` when there is none yet. Any thread.
-    public func pacer(orMake make: () -> UpstreamPacer) -> UpstreamPacer {
-        state.withLock { state in
-            if let pacer = state.pacer { return pacer }
-            let pacer = make()
-            state.pacer = pacer
-            return pacer
-        }
-    }
-
-    /// The shared pacer, once a client has made it (`/health` reads its figures).
-    public var pacer: UpstreamPacer? { state.withLock { $0.pacer } }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A validated `/widget/timeline` request.
-struct WidgetRequest {
+struct WidgetRequest: Sendable {
     /// The widget size.
     var family: WidgetFamily
     /// The first entry's date, seconds since 1970; nil for "now, rounded down to a whole interval".
@@ -79,7 +79,7 @@ struct WidgetRequest {
     private static func isStrictTimestamp(_ text: String) -> Bool {
         let characters = Array(text)
         guard characters.count >= 20, characters[10] == "T" || characters[10] == "t",
-            MetService.isCalendarDate(String(characters[0..<10])),
+            Router.isCalendarDate(String(characters[0..<10])),
             let year = Int(String(characters[0..<4])), (1...9_998).contains(year)
         else { return false }
         func number(_ range: Range<Int>, max: Int) -> Bool {

@@ -43,14 +43,15 @@ struct Harness {
         configuration.upstreamRetries = 0
     }
 
-    /// `GET target` through `respond(to:)`.
+    /// `GET target`, waiting for the upstream when needed.
     func get(_ target: String, headers: HTTPFields = HTTPFields()) async -> Response {
-        await service.respond(to: .get(target, headers: headers))
+        await service.response(to: .get(target, headers: headers))
     }
 
-    /// `GET target` through `respondImmediately(to:)`.
+    /// `GET target` as the loop thread answers it: the response when it is ready at once, nil
+    /// when it would suspend (the suspension is dropped, which starts nothing).
     func getImmediately(_ target: String, headers: HTTPFields = HTTPFields()) -> Response? {
-        service.respondImmediately(to: .get(target, headers: headers))
+        service.readyResponse(to: .get(target, headers: headers))
     }
 }
 
@@ -107,4 +108,13 @@ func waitUntil(
         await Task.yield()
     }
     Issue.record("the condition never held", sourceLocation: sourceLocation)
+}
+
+extension Responder {
+    /// The response to `request` when the loop thread has it at once; nil when the answer would
+    /// suspend (the suspension is dropped, which starts nothing).
+    func readyResponse(to request: Request) -> Response? {
+        guard case .ready(let response) = respond(to: request) else { return nil }
+        return response
+    }
 }

@@ -1,9 +1,9 @@
-/// Gathers the objects a search is fetching in the background, and lets the search wait for
-/// them until a deadline. The fetches outlive the search: what arrives after the deadline still
-/// fills the cache for the next identical request.
-final class HydrationCollector: Sendable {
+/// Gathers the resolutions of the fetches a need started in the background, and lets the driver
+/// wait for them until a deadline. The fetches outlive the request: what arrives after the
+/// deadline still fills the cache for the next identical request.
+final class FillCollector: Sendable {
     private struct State {
-        var results: [Int: CacheEntry] = [:]
+        var results: [Int: Resolution] = [:]
         var remaining: Int
         var waiter: CheckedContinuation<Void, Never>?
     }
@@ -15,10 +15,10 @@ final class HydrationCollector: Sendable {
         state = Locked(State(remaining: expected))
     }
 
-    /// Records the outcome for object `id` (nil when the fetch failed). Any thread.
-    func deliver(_ id: Int, _ entry: CacheEntry?) {
+    /// Records the resolution of fetch `index`. Any thread.
+    func deliver(_ index: Int, _ resolution: Resolution) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if let entry { state.results[id] = entry }
+            state.results[index] = resolution
             state.remaining -= 1
             guard state.remaining == 0 else { return nil }
             defer { state.waiter = nil }
@@ -27,8 +27,8 @@ final class HydrationCollector: Sendable {
         waiter?.resume()
     }
 
-    /// The entries delivered so far, by object ID.
-    var results: [Int: CacheEntry] { state.withLock { $0.results } }
+    /// The resolutions delivered so far, by fetch index.
+    var results: [Int: Resolution] { state.withLock { $0.results } }
 
     /// Waits until every expected delivery has come or `deadline` (seconds since 1970) passes,
     /// whichever is first. Returns early, without error, if the calling task is cancelled.

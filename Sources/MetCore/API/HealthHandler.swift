@@ -1,8 +1,19 @@
 import Foundation
 
-extension MetService {
-    /// The server's version, shown by `/health` and `--version`.
-    public static let version = "0.1.0"
+/// `/health` and `/openapi.yaml`: what the server says about itself. Any thread.
+struct HealthHandler: Sendable {
+    let time: any TimeSource
+    let monitor: UpstreamMonitor
+    let pacer: UpstreamPacer
+    let cache: MemoryCache
+    let flights: SingleFlight<CacheEntry>
+    let store: SharedStore
+    /// Where misses go (`Upstream.location`).
+    let upstreamLocation: String
+    /// When the server started, seconds since 1970.
+    let startedAt: Double
+    /// The document served at `/openapi.yaml`, as an entry stored at start-up.
+    let openAPIDocument: CacheEntry
 
     /// `GET /health`: liveness, the upstream's state (breaker, cool-down, calls by outcome, the
     /// pacer's figures), the cache's figures and the shared store's. Always 200 while the server runs; `status` is
@@ -14,7 +25,7 @@ extension MetService {
         var json = JSONWriter()
         json.beginObject()
         json.member("status", string: state == .ok ? "ok" : "degraded")
-        json.member("version", string: Self.version)
+        json.member("version", string: MetService.version)
         json.member("uptimeSeconds", int: Int(now - startedAt))
         json.key("upstream")
         json.beginObject()
@@ -31,9 +42,7 @@ extension MetService {
         json.key("blockCooldownSeconds")
         json.double(monitor.currentCooldown)
         json.key("pacer")
-        guard let pacer = monitor.pacer?.figures else {
-            preconditionFailure("MetService builds its MetClient in init, and the client installs the pacer")
-        }
+        let pacer = pacer.figures
         json.beginObject()
         json.key("ratePerSecond")
         json.double(pacer.ratePerSecond)
@@ -53,7 +62,7 @@ extension MetService {
         json.member("coalesced", int: figures.coalesced)
         json.member("staleServed", int: figures.staleServed)
         json.member("evictions", int: figures.evictions)
-        json.member("inFlight", int: flightsInProgress)
+        json.member("inFlight", int: flights.inFlight)
         json.endObject()
         let storeCounts = store.counts
         json.key("store")
@@ -66,6 +75,14 @@ extension MetService {
         return Response(
             status: 200, headers: ["Content-Type": Response.jsonContentType, "Cache-Control": "no-store"],
             body: json.bytes)
+    }
+
+    /// `GET /openapi.yaml`, presented as of its creation: the document never ages while the
+    /// process runs.
+    func openAPI(_ presentation: Presentation, presenter: Presenter) -> Response {
+        presenter.present(
+            openAPIDocument, presentation, outcome: .none, at: openAPIDocument.storedAt,
+            contentType: "application/yaml; charset=utf-8")
     }
 
     /// ISO 8601 UTC with whole seconds.

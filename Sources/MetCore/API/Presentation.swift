@@ -1,0 +1,36 @@
+/// How an entry is turned into a response for one request: the route, the projection, and the
+/// request's conditional and encoding headers.
+struct Presentation: Sendable {
+    /// The route asked for.
+    var route: Route
+    /// Top-level members to keep (`fields=`), or nil for the whole body.
+    var fields: Set<String>?
+    /// The request's `If-None-Match`, if any.
+    var ifNoneMatch: String?
+    /// Whether the client accepts a gzip body (`Accept-Encoding`).
+    var acceptsGzip = false
+
+    /// The presentation of `route` for `request` (its conditional and encoding headers).
+    init(_ route: Route, for request: Request, fields: Set<String>? = nil) {
+        self.route = route
+        self.fields = fields
+        ifNoneMatch = request.headers["If-None-Match"]
+        acceptsGzip = request.headers["Accept-Encoding"].map(Self.acceptsGzip) ?? false
+    }
+
+    /// Whether an `Accept-Encoding` value allows gzip: `gzip` (or `*`) listed with a non-zero q.
+    static func acceptsGzip(_ value: String) -> Bool {
+        var wildcard = false
+        for item in value.split(separator: ",") {
+            let parts = item.split(separator: ";")
+            let coding = (parts.first ?? "").trimmingSpaces().lowercased()
+            let quality =
+                parts.dropFirst().lazy.map { $0.trimmingSpaces() }
+                .first { $0.lowercased().hasPrefix("q=") }
+                .flatMap { Double($0.dropFirst(2)) } ?? 1
+            if coding == "gzip" || coding == "x-gzip" { return quality > 0 }
+            if coding == "*" { wildcard = quality > 0 }
+        }
+        return wildcard
+    }
+}

@@ -1,0 +1,151 @@
+/// Turns cache entries into responses: `Cache-Control`, `Age`, `Cache-Status`, the ETag and 304,
+/// the gzip choice and the `fields` projection; and upstream failures into their problems. Holds
+/// no state of its own; any thread.
+struct Presenter: Sendable {
+    let time: any TimeSource
+    /// The breaker, for how long a block lasts (`Retry-After`).
+    let monitor: UpstreamMonitor
+
+    /// The response for one resolved resource: the entry presented (a shared response for a plain
+    /// hit), or what its failure means to the client.
+    func response(for resolution: Resolution, of resource: MetResource, _ presentation: Presentation) -> Response {
+        guard case .entry(let entry, let outcome) = resolution else { return failure(resolution, of: resource) }
+        return outcome == .hit
+            ? hit(entry, presentation, at: time.now()) : present(entry, presentation, outcome: outcome, at: time.now())
+    }
+
+    /// The response for a resource that resolved to no entry: its problem when the upstream failed,
+    /// 499 when the client left.
+    func failure(_ resolution: Resolution, of resource: MetResource) -> Response {
+        switch resolution {
+        case .failed(let error): problem(for: error, resource: resource).response
+        case .cancelled: Response(status: 499)
+        case .entry, .pending: Problem(.internalError, "\(resource.path) was not resolved.").response
+        }
+    }
+
+    /// The response to a hit. A plain one (a 200 entry, whole, without `If-None-Match`) is made at
+    /// most once per second of the clock and of the entry's age, then shared by every such request
+    /// meanwhile (`Response.shared`): the layers after this one derive from it once, too.
+    func hit(_ entry: CacheEntry, _ presentation: Presentation, at now: Double) -> Response {
+        guard presentation.fields == nil, presentation.ifNoneMatch == nil, entry.status == 200 else {
+            return present(entry, presentation, outcome: .hit, at: now)
+        }
+        let second = Int(now.rounded(.down))
+        let age = Int((now - entry.storedAt).rounded(.down))
+        let gzip = presentation.acceptsGzip && entry.gzipped != nil
+        let kept = entry.hitResponses.withLock { responses -> Response? in
+            guard responses.second == second, responses.age == age else { return nil }
+            return gzip ? responses.gzipped : responses.identity
+        }
+        if let kept { return kept }
+        var response = present(entry, presentation, outcome: .hit, at: now)
+        response.shared = SharedResponse()
+        entry.hitResponses.withLock { responses in
+            if responses.second != second || responses.age != age {
+                responses = HitResponses(second: second, age: age)
+            }
+            if gzip { responses.gzipped = response } else { responses.identity = response }
+        }
+        return response
+    }
+
+    /// Turns an entry into the response for `presentation`: the stored bytes (or a projection of
+    /// them), with ETag, Cache-Control, Age and Cache-Status; a 304 when `If-None-Match` matches.
+    func present(
+        _ entry: CacheEntry, _ presentation: Presentation, outcome: CacheOutcome, at now: Double,
+        contentType: String = Response.jsonContentType
+    ) -> Response {
+        // Room for these, Content-Encoding and the two CORS fields added around the handlers.
+        var headers = HTTPFields(capacity: 10)
+        let remaining = Int((entry.freshUntil - now).rounded(.down))
+        headers.append("Cache-Control", "public, max-age=\(max(0, remaining))")
+        headers.append("Age", String(max(0, Int((now - entry.storedAt).rounded(.down)))))
+        if outcome != .none { headers.append("Cache-Status", Self.cacheStatus(outcome, ttl: remaining)) }
+
+        if entry.status == 404, !presentation.route.isMirror, case .object(let text) = presentation.route {
+            var problem = Problem(.objectNotFound, "The Met has no object \(text): \(entry.message ?? "not found").")
+            problem.headers = headers
+            var response = problem.response
+            response.headers.append("ETag", ETag.strong(for: response.body))
+            response.cacheOutcome = outcome
+            return response
+        }
+
+        var body = entry.body
+        var etag = entry.etag
+        var gzipped = false
+        if let fields = presentation.fields, entry.status == 200 {
+            if let projected = JSONProjection.project(body, fields: fields) {
+                body = projected
+                etag = ETag.strong(for: projected)
+            }
+        } else if let compressed = entry.gzipped, let compressedETag = entry.gzippedETag {
+            headers.append("Vary", "Accept-Encoding")
+            if presentation.acceptsGzip {
+                body = compressed
+                etag = compressedETag
+                gzipped = true
+            }
+        }
+        headers.append("ETag", etag)
+        if entry.status == 200, let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag)
+        {
+            return Response(status: 304, headers: headers, cacheOutcome: outcome)
+        }
+        headers.append("Content-Type", contentType)
+        if gzipped { headers.append("Content-Encoding", "gzip") }
+        return Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
+    }
+
+    /// RFC 9211 `Cache-Status` for one outcome; `ttl` is the remaining freshness in seconds.
+    static func cacheStatus(_ outcome: CacheOutcome, ttl: Int) -> String {
+        switch outcome {
+        case .hit: "TheMet; hit; ttl=\(ttl)"
+        case .miss: "TheMet; fwd=uri-miss; stored"
+        case .collapsed: "TheMet; fwd=uri-miss; collapsed"
+        case .stale: "TheMet; fwd=stale; ttl=\(ttl); detail=upstream-failed"
+        case .none: ""
+        }
+    }
+
+    /// The outcome shown for a response built from several entries: the least cached one wins.
+    static func combine(_ first: CacheOutcome, _ second: CacheOutcome) -> CacheOutcome {
+        func rank(_ outcome: CacheOutcome) -> Int {
+            switch outcome {
+            case .none: 0
+            case .hit: 1
+            case .collapsed: 2
+            case .miss: 3
+            case .stale: 4
+            }
+        }
+        return rank(second) > rank(first) ? second : first
+    }
+
+    /// The one mapping from an upstream failure to what the client sees (502, 503 or 504).
+    func problem(for error: UpstreamError, resource: MetResource) -> Problem {
+        let what = "fetching \(resource.path) from the Met"
+        switch error {
+        case .blocked:
+            let until = monitor.blockedUntil(at: time.now()) ?? time.now() + monitor.blockCooldown
+            let seconds = max(1, Int((until - time.now()).rounded(.up)))
+            return Problem(
+                .upstreamBlocked,
+                "The Met's firewall is refusing requests from this server; upstream calls are paused for \(seconds) s.",
+                headers: ["Retry-After": String(seconds)])
+        case .timeout:
+            return Problem(.upstreamTimeout, "The Met did not answer in time while \(what).")
+        case .unreachable(let reason):
+            return Problem(.upstreamUnreachable, "Could not reach the Met while \(what): \(reason).")
+        case .status(503):
+            return Problem(.upstreamUnavailable, "The Met answered 503 Service Unavailable while \(what).")
+        case .status(let code):
+            return Problem(.upstreamError, "The Met answered HTTP \(code) while \(what).")
+        case .malformed(let reason):
+            return Problem(.upstreamMalformed, "The Met's answer could not be used while \(what): \(reason).")
+        case .cancelled:
+            return Problem(.internalError, "The request was cancelled.")
+        }
+    }
+}

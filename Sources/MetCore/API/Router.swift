@@ -1,0 +1,236 @@
+/// What a request asks for, once routed and validated.
+enum RoutedRequest {
+    /// The answer is known without the cache (a Met-dialect error of the mirror, for one).
+    case answer(Response)
+    /// A CORS preflight for a known route.
+    case preflight
+    /// `/health`.
+    case health
+    /// `/openapi.yaml`.
+    case openAPI(Presentation)
+    /// One cache entry for this resource, presented for this route (objects, departments, the mirror).
+    case resource(MetResource, Presentation)
+    /// A hydrated search page.
+    case search(SearchQuery, Presentation)
+    /// A widget timeline, of a hydrated search or (without `q`) of the shared store.
+    case widget(WidgetRequest, Presentation)
+    /// Where object `id`'s deep link leads (a 302, or JSON when `asJSON`).
+    case open(id: Int, asJSON: Bool)
+}
+
+/// Routes a request and validates it, once: the size limits, the target, the route, the method
+/// and every parameter. Every failure a client can cause becomes its problem document here, before
+/// any cache lookup. Any thread; no state.
+struct Router: Sendable {
+    let limits: RequestLimits
+
+    /// The routed request, or the answer to a request that cannot be served as asked.
+    func route(_ request: Request) -> RoutedRequest {
+        do {
+            return try validated(request)
+        } catch {
+            return .answer(error.response)
+        }
+    }
+
+    private func validated(_ request: Request) throws(Problem) -> RoutedRequest {
+        try checkLimits(request)
+        let target = try RequestTarget(parsing: request.target)
+        guard let route = Route(path: target.path) else {
+            throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
+        }
+        switch request.method {
+        case "GET", "HEAD": break
+        case "OPTIONS": return .preflight
+        default:
+            throw Problem(
+                .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use GET or HEAD.",
+                headers: ["Allow": CORSLayer.allowedMethods])
+        }
+        // A HEAD never replaces the latest results.
+        let isHead = request.method == "HEAD"
+        switch route {
+        case .health:
+            return .health
+        case .openAPI:
+            return .openAPI(Presentation(route, for: request))
+        case .departments:
+            try Self.allowOnly([], in: target)
+            return .resource(.departments, Presentation(route, for: request))
+        case .object(let text):
+            try Self.allowOnly(["fields"], in: target)
+            let id = try ObjectID.parse(text)
+            let fields = try target.value(of: "fields").map(Self.parseFields)
+            return .resource(.object(id: id), Presentation(route, for: request, fields: fields))
+        case .mirrorObject(let text):
+            return mirrorObject(text, route: route, request: request)
+        case .mirrorObjectList:
+            return try mirrorObjectList(target, route: route, request: request)
+        case .mirrorDepartments:
+            return .resource(.departments, Presentation(route, for: request))
+        case .search:
+            var query = try SearchQuery(target)
+            if isHead { query.store = false }
+            return .search(query, Presentation(route, for: request))
+        case .widgetTimeline:
+            var widget = try WidgetRequest(target)
+            if isHead { widget.search?.store = false }
+            return .widget(widget, Presentation(route, for: request))
+        case .open(let text):
+            let asJSON = try Self.openFormat(target, allowing: text == nil ? ["url", "format"] : ["format"])
+            let id: Int
+            if let text {
+                id = try ObjectID.parse(text)
+            } else {
+                guard let url = target.value(of: "url") else {
+                    throw Problem(
+                        .invalidParameter, "url is required: a deep link such as themet://436535.", parameter: "url")
+                }
+                id = try DeepLink.objectID(in: url)
+            }
+            return .open(id: id, asJSON: asJSON)
+        case .mirrorSearch(let api):
+            if api == .v1, (target.value(of: "q") ?? "").isEmpty {
+                // The Met's v1 answers 502 without q (docs/MET-API.md §5): say why here instead of asking it.
+                throw Problem(
+                    .invalidParameter, "q is required: the Met's v1 search fails without it.", parameter: "q")
+            }
+            return .resource(Self.mirrorSearchResource(api, target), Presentation(route, for: request))
+        }
+    }
+
+    private func checkLimits(_ request: Request) throws(Problem) {
+        if request.target.utf8.count > limits.maxURILength {
+            throw Problem(.uriTooLong, "The request target is longer than \(limits.maxURILength) bytes.")
+        }
+        let headerBytes = request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if headerBytes > limits.maxHeaderBytes {
+            throw Problem(.headersTooLarge, "The header fields take more than \(limits.maxHeaderBytes) bytes.")
+        }
+        if request.body.count > limits.maxBodyBytes {
+            throw Problem(.bodyTooLarge, "The request body is larger than \(limits.maxBodyBytes) bytes.")
+        }
+    }
+
+    /// The mirror reads IDs as the Met does: any run of digits (leading zeros included) is an ID;
+    /// a sign or a value no object can have is "not found", and anything else "could not parse",
+    /// each answered with the Met's own body without asking it.
+    private func mirrorObject(_ text: String, route: Route, request: Request) -> RoutedRequest {
+        let digits = text.first == "-" ? text.dropFirst() : text[...]
+        let isInteger = !digits.isEmpty && digits.allSatisfy(\.isASCIIDigit)
+        if isInteger, text.first != "-", let id = Int(digits), (1...ObjectID.maximum).contains(id) {
+            return .resource(.object(id: id), Presentation(route, for: request))
+        }
+        let (status, message) = isInteger ? (404, "ObjectID not found") : (400, "could not parse objectID")
+        var json = JSONWriter()
+        json.beginObject()
+        json.member("message", string: message)
+        json.endObject()
+        return .answer(
+            Response(
+                status: status, headers: ["Content-Type": Response.jsonContentType, "Cache-Control": "no-store"],
+                body: json.bytes))
+    }
+
+    private func mirrorObjectList(
+        _ target: RequestTarget, route: Route, request: Request
+    ) throws(Problem) -> RoutedRequest {
+        var departmentIds: [Int] = []
+        if let text = target.value(of: "departmentIds"), !text.isEmpty {
+            var ids = Set<Int>()
+            for part in text.split(separator: "|", omittingEmptySubsequences: false) {
+                guard let id = Int(part), id > 0, part.allSatisfy(\.isASCIIDigit) else {
+                    throw Problem(
+                        .invalidParameter, "departmentIds must be department IDs joined by '|', such as 1|11.",
+                        parameter: "departmentIds")
+                }
+                ids.insert(id)
+            }
+            departmentIds = ids.sorted()
+        }
+        var metadataDate: String?
+        if let text = target.value(of: "metadataDate"), !text.isEmpty {
+            guard Self.isCalendarDate(text) else {
+                // The Met's own answer, a bare JSON string (docs/MET-API.md §2).
+                let body = Array(#""Date not valid. Dates must be in the format YYYY-MM-DD e.g. 1987-05-03""#.utf8)
+                return .answer(
+                    Response(
+                        status: 400,
+                        headers: [
+                            "Content-Type": Response.jsonContentType,
+                            "Cache-Control": "no-store",
+                        ], body: body))
+            }
+            metadataDate = text
+        }
+        return .resource(
+            .objectList(departmentIds: departmentIds, metadataDate: metadataDate),
+            Presentation(route, for: request))
+    }
+
+    /// The Met-compatible search: the Met's parameters (unknown ones dropped, as the Met ignores
+    /// them) in canonical order, through the cache; the body goes out byte for byte.
+    static func mirrorSearchResource(_ api: SearchAPI, _ target: RequestTarget) -> MetResource {
+        var known = SearchQuery.booleanFilters.union(SearchQuery.termFilters).union([
+            "departmentId", "dateBegin", "dateEnd",
+        ])
+        if api == .v1_1 { known.formUnion(["offset", "limit"]) }
+        var seen = Set<String>()
+        let items = target.query.reversed().filter { known.contains($0.name) && seen.insert($0.name).inserted }
+        return .search(api, filters: items, q: target.value(of: "q"))
+    }
+
+    /// `format`: absent (a redirect) or `json`; other parameters than `allowed` are refused.
+    static func openFormat(_ target: RequestTarget, allowing allowed: Set<String>) throws(Problem) -> Bool {
+        try allowOnly(allowed, in: target)
+        for name in allowed where target.query.filter({ $0.name == name }).count > 1 {
+            throw Problem(.invalidParameter, "\(name) is given more than once.", parameter: name)
+        }
+        guard let format = target.value(of: "format") else { return false }
+        guard format == "json" else {
+            throw Problem(.invalidParameter, "format must be json (or absent, for a redirect).", parameter: "format")
+        }
+        return true
+    }
+
+    /// Throws `unknown_parameter` for any query parameter not in `allowed`.
+    static func allowOnly(_ allowed: Set<String>, in target: RequestTarget) throws(Problem) {
+        if let unknown = target.query.first(where: { !allowed.contains($0.name) }) {
+            let known =
+                allowed.isEmpty
+                ? "This route takes no parameters." : "Known: \(allowed.sorted().joined(separator: ", "))."
+            throw Problem(
+                .unknownParameter, "Unknown parameter '\(unknown.name.prefix(60))'. \(known)",
+                parameter: String(unknown.name.prefix(60)))
+        }
+    }
+
+    /// `fields=a,b,c`: 1 to 64 member names made of letters, digits and `_`.
+    static func parseFields(_ text: String) throws(Problem) -> Set<String> {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard (1...64).contains(names.count),
+            names.allSatisfy({ name in
+                !name.isEmpty && name.count <= 64
+                    && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            })
+        else {
+            throw Problem(
+                .invalidParameter,
+                "fields must be 1 to 64 member names joined by commas, such as objectID,title,primaryImageSmall.",
+                parameter: "fields")
+        }
+        return Set(names.map(String.init))
+    }
+
+    /// Whether `text` is a real `YYYY-MM-DD` date.
+    static func isCalendarDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (1...12).contains(month)
+        else { return false }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
+    }
+}

@@ -1,0 +1,54 @@
+/// The tier below memory today: asks the upstream once for all concurrent requests of a key
+/// (single flight), stores the answer in the memory tier, and stands in an expired entry when the
+/// upstream fails (stale-if-error). Counts each outcome. One instance serves every loop.
+final class CachedFetcher: EntryResolver {
+    /// Upstream fetches in progress; internal so tests and `/health` can see them.
+    let flights = SingleFlight<CacheEntry>()
+    private let client: MetClient
+    private let cache: MemoryCache
+    private let time: any TimeSource
+    private let freshness: FreshnessPolicy
+    private let compress: (@Sendable ([UInt8]) -> [UInt8])?
+
+    /// - Parameters:
+    ///   - freshness: the lifetimes of the entries it stores.
+    ///   - compress: gzip, to keep a compressed copy of each entry; nil keeps identity bodies only.
+    init(
+        client: MetClient, cache: MemoryCache, time: any TimeSource, freshness: FreshnessPolicy,
+        compress: (@Sendable ([UInt8]) -> [UInt8])?
+    ) {
+        self.client = client
+        self.cache = cache
+        self.time = time
+        self.freshness = freshness
+        self.compress = compress
+    }
+
+    func resolve(_ resource: MetResource, cached: CacheEntry?) async -> Resolution {
+        let key = resource.cacheKey
+        let (result, joined) = await flights.run(key) { [client, cache, time, freshness, compress] in
+            await client.fetch(resource).map { answer in
+                let entry = CacheEntry(
+                    key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
+                    policy: freshness, message: answer.message, details: answer.details, compress: compress)
+                cache.store(entry)
+                return entry
+            }
+        }
+        // Only this request's own cancellation (its client left) ends here; the answer goes nowhere.
+        if case .failure(.cancelled) = result { return .cancelled }
+        let outcome: CacheOutcome = joined ? .collapsed : .miss
+        cache.count(outcome)
+        switch result {
+        case .success(let entry):
+            return .entry(entry, outcome)
+        case .failure(let error):
+            // Another request may have stored an entry since the driver looked.
+            if let stale = cached ?? cache.entry(for: key), stale.isUsableWhenStale(at: time.now()) {
+                cache.count(.stale)
+                return .entry(stale, .stale)
+            }
+            return .failed(error)
+        }
+    }
+}

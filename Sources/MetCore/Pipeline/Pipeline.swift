@@ -1,0 +1,56 @@
+/// A route's decision procedure, written once and resumable where it needs cache entries.
+///
+/// The driver calls `advance` first with no resolutions, then, each time it returned `.need`, again
+/// with one resolution per resource it asked for, in the same order, until it returns
+/// `.respond`. The driver meets a need from fresh memory entries on the loop thread when it can,
+/// and otherwise in a task through the tiers below memory; the pipeline cannot tell which, so a
+/// route answered on the loop and after a miss runs the same code.
+protocol Pipeline: Sendable {
+    /// The next step, given the resolutions of the need returned last (empty at first).
+    /// Called on a loop thread or in a task; must not block or wait.
+    mutating func advance(_ resolutions: [Resolution]) -> Step
+}
+
+/// What a pipeline does next.
+enum Step {
+    /// The answer (before the layers around the handlers, such as CORS, add theirs).
+    case respond(Response)
+    /// The pipeline goes on once these entries are resolved.
+    case need(Need)
+}
+
+/// Cache entries a pipeline asks for, and whether it waits for all of them.
+struct Need: Sendable {
+    /// The resources, each resolved once, in this order.
+    var resources: [MetResource]
+    /// nil: wait until each is resolved (an entry or the upstream's failure), asking the tiers one
+    /// resource after another and stopping at the first failure. A duration in seconds: fetch
+    /// every missing one in the background (the fetches outlive the request and fill the cache),
+    /// and go on once all have arrived or this long after the need was met on the loop, with what
+    /// has arrived; the rest resolve as `.pending`.
+    var wait: Double?
+
+    init(_ resources: [MetResource], wait: Double? = nil) {
+        self.resources = resources
+        self.wait = wait
+    }
+}
+
+/// How one needed resource was resolved.
+enum Resolution: Sendable {
+    /// An entry to use, and how the cache got it (hit, miss, collapsed, or stale because the
+    /// upstream failed).
+    case entry(CacheEntry, CacheOutcome)
+    /// The upstream failed and no stale entry could stand in.
+    case failed(UpstreamError)
+    /// Not resolved: past a `wait` deadline, after an earlier failure, or too many background fetches.
+    case pending
+    /// The request's task was cancelled (its client left).
+    case cancelled
+
+    /// The entry, when there is one.
+    var entry: CacheEntry? {
+        if case .entry(let entry, _) = self { return entry }
+        return nil
+    }
+}

@@ -1,0 +1,121 @@
+/// Runs pipelines: meets each need from fresh memory entries on the calling (loop) thread while it
+/// can, and hands the rest of the work to a suspension when something is missing. The suspension
+/// resolves the missing entries through the tiers below memory and resumes the same pipeline.
+///
+/// Each key is looked up in memory once per need: what the loop thread found (fresh or expired)
+/// travels with the suspension. One instance serves every loop; its state is thread-safe.
+final class PipelineDriver: Sendable {
+    private let cache: MemoryCache
+    private let resolver: any EntryResolver
+    private let time: any TimeSource
+    private let logger: Logger
+    /// Object fetches that pipelines started and no longer wait for; bounded by `maxBackgroundFills`.
+    private let backgroundFills = Locked(0)
+    /// The most background fetches at once (for needs with a `wait`); beyond it, resources stay `.pending`.
+    static let maxBackgroundFills = 1_000
+
+    init(cache: MemoryCache, resolver: any EntryResolver, time: any TimeSource, logger: Logger) {
+        self.cache = cache
+        self.resolver = resolver
+        self.time = time
+        self.logger = logger
+    }
+
+    /// Background fetches running now (for tests).
+    var backgroundFillsRunning: Int { backgroundFills.withLock { $0 } }
+
+    /// Advances `pipeline` on the calling thread while memory meets its needs. Never waits; a
+    /// fresh hit allocates no task. The suspension it may return starts nothing until run.
+    func start<P: Pipeline>(_ pipeline: P) -> Answer {
+        var pipeline = pipeline
+        var resolutions: [Resolution] = []
+        while true {
+            switch pipeline.advance(resolutions) {
+            case .respond(let response):
+                return .ready(response)
+            case .need(let need):
+                let now = time.now()
+                let found = need.resources.map { cache.entry(for: $0.cacheKey) }
+                guard found.allSatisfy({ $0?.isFresh(at: now) == true }) else {
+                    return .suspended(
+                        Suspension { [pipeline] in await self.resume(pipeline, need, found: found, at: now) })
+                }
+                for _ in found { cache.count(.hit) }
+                resolutions = found.map { .entry($0!, .hit) }
+            }
+        }
+    }
+
+    /// The rest of `pipeline` in a task: meets `need` (whose memory entries were `found` at `now`),
+    /// then every later need, each looked up in memory once, until the pipeline responds.
+    private func resume<P: Pipeline>(_ pipeline: P, _ need: Need, found: [CacheEntry?], at now: Double) async
+        -> Response
+    {
+        var pipeline = pipeline
+        var (need, found, lookedAt) = (need, found, now)
+        while true {
+            switch pipeline.advance(await meet(need, found: found, at: lookedAt)) {
+            case .respond(let response):
+                return response
+            case .need(let next):
+                lookedAt = time.now()
+                need = next
+                found = need.resources.map { cache.entry(for: $0.cacheKey) }
+            }
+        }
+    }
+
+    /// One resolution per resource of `need`: the fresh entries of `found` as hits, the others
+    /// through the resolver (in order, or in the background until the need's wait ends).
+    private func meet(_ need: Need, found: [CacheEntry?], at now: Double) async -> [Resolution] {
+        var resolutions = [Resolution](repeating: .pending, count: need.resources.count)
+        var missing: [Int] = []
+        for (index, entry) in found.enumerated() {
+            if let entry, entry.isFresh(at: now) {
+                cache.count(.hit)
+                resolutions[index] = .entry(entry, .hit)
+            } else {
+                missing.append(index)
+            }
+        }
+        guard let wait = need.wait else {
+            for index in missing {
+                let resolution = await resolver.resolve(need.resources[index], cached: found[index])
+                resolutions[index] = resolution
+                if case .entry = resolution { continue }
+                break  // The rest stay pending: the pipeline stops at this failure.
+            }
+            return resolutions
+        }
+        for (index, resolution) in await fill(missing.map { (need.resources[$0], found[$0]) }, until: now + wait) {
+            resolutions[missing[index]] = resolution
+        }
+        return resolutions
+    }
+
+    /// Starts a background resolution for each of `wanted` (joining any already running), and
+    /// waits for them until `deadline`. Returns what arrived, by index into `wanted`.
+    private func fill(_ wanted: [(MetResource, CacheEntry?)], until deadline: Double) async -> [Int: Resolution] {
+        let admitted = backgroundFills.withLock { running -> Int in
+            let count = min(max(0, Self.maxBackgroundFills - running), wanted.count)
+            running += count
+            return count
+        }
+        if admitted < wanted.count {
+            logger.warning("\(wanted.count - admitted) fetch(es) left pending: too many background fetches")
+        }
+        guard admitted > 0 else { return [:] }
+        let collector = FillCollector(expected: admitted)
+        for (index, (resource, cached)) in wanted.prefix(admitted).enumerated() {
+            // Unstructured on purpose: the fetch must outlive this request (its deadline, or its
+            // client leaving) so that the cache fills for the next identical request.
+            Task {
+                let resolution = await self.resolver.resolve(resource, cached: cached)
+                self.backgroundFills.withLock { $0 -= 1 }
+                collector.deliver(index, resolution)
+            }
+        }
+        await collector.wait(until: deadline, time: time)
+        return collector.results
+    }
+}

@@ -1,0 +1,22 @@
+/// Produces responses for requests: the one seam between the core and any HTTP server.
+///
+/// The HTTP layer calls `respond(to:)` on its loop thread. The answer is either ready (a fresh hit,
+/// a 304, a validation error, `/health`) or suspended: the request needs entries the memory tier
+/// does not hold, and the HTTP layer runs the suspension in a task, then writes its response.
+public protocol Responder: Sendable {
+    /// Decides `request` as far as it can without waiting.
+    ///
+    /// Called on a libevent loop thread: must not block, sleep or do upstream I/O, and starts
+    /// nothing: a suspended answer that is never run has no effect.
+    func respond(to request: Request) -> Answer
+}
+
+extension Responder {
+    /// The response to `request`, waiting for the upstream when needed (tests, the CLI).
+    public func response(to request: Request) async -> Response {
+        switch respond(to: request) {
+        case .ready(let response): response
+        case .suspended(let suspension): await suspension.response()
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/// A hydrated search page with what the response needs besides the objects.
+struct HydratedPage {
+    var result: SearchResult
+    var page: (ids: [Int], total: Int, reachable: Int)
+    /// The ID-list entries the page came from (their freshness bounds the response's).
+    var lists: [CacheEntry]
+    /// The least cached outcome among the entries (see `Presenter.combine`).
+    var outcome: CacheOutcome
+}
+
+/// The steps of a hydrated search, shared by `/search` and the widget's timeline: the ID lists
+/// (v1.1's pages or v1's whole list, switching generation in `auto` mode when one is gone), then
+/// the page's objects, waited for until the query's `wait` while the rest fill in the background.
+struct SearchSteps: Sendable {
+    /// What the steps do next.
+    enum Next {
+        case need(Need)
+        /// The page, hydrated as far as the wait allowed (the store has been offered it).
+        case page(HydratedPage)
+        /// The response to send instead (an upstream failure, or 499).
+        case failure(Response)
+    }
+
+    private enum Stage: Sendable {
+        case start
+        /// Waiting for the ID lists the window reads first (they tell the total).
+        case firstLists
+        /// Waiting for the rest of the ID lists (v1.1 whole-list sorts).
+        case remainingLists
+        /// Waiting for the page's objects.
+        case objects(ids: [Int], total: Int, reachable: Int)
+    }
+
+    let query: SearchQuery
+    /// The generation switch, the store and the presenter.
+    let handler: SearchHandler
+    private var api: SearchAPI
+    private var stage = Stage.start
+    /// The ID-list resources asked for last, in order.
+    private var asked: [MetResource] = []
+    private var lists: [MetResource: IDList] = [:]
+    private var listEntries: [CacheEntry] = []
+    private var outcome = CacheOutcome.hit
+    /// Whether `auto` mode has switched generation already (once per request).
+    private var switched = false
+
+    init(_ query: SearchQuery, handler: SearchHandler) {
+        self.query = query
+        self.handler = handler
+        api = handler.currentGeneration
+    }
+
+    private var window: SearchWindow { SearchWindow(query: query, api: api) }
+
+    mutating func advance(_ resolutions: [Resolution]) -> Next {
+        switch stage {
+        case .start:
+            return ask(window.firstResources(), then: .firstLists)
+        case .firstLists, .remainingLists:
+            if let next = read(resolutions) { return next }
+            if case .firstLists = stage {
+                let remaining = window.remainingResources(total: lists.values.first?.total ?? 0)
+                if !remaining.isEmpty { return ask(remaining, then: .remainingLists) }
+            }
+            let page = window.page(from: lists)
+            stage = .objects(ids: page.ids, total: page.total, reachable: page.reachable)
+            return .need(Need(page.ids.map { .object(id: $0) }, wait: query.wait))
+        case .objects(let ids, let total, let reachable):
+            var entries: [Int: CacheEntry] = [:]
+            for (id, resolution) in zip(ids, resolutions) {
+                if case .entry(let entry, let how) = resolution {
+                    entries[id] = entry
+                    if how != .hit { outcome = Presenter.combine(outcome, .miss) }
+                } else {
+                    outcome = Presenter.combine(outcome, .miss)
+                }
+            }
+            let result = SearchResult(ids: ids, entries: entries, query: query)
+            handler.offerToStore(result, query)
+            return .page(
+                HydratedPage(
+                    result: result, page: (ids, total, reachable), lists: listEntries, outcome: outcome))
+        }
+    }
+
+    private mutating func ask(_ resources: [MetResource], then next: Stage) -> Next {
+        asked = resources
+        stage = next
+        return .need(Need(resources))
+    }
+
+    /// Takes the ID lists out of `resolutions`; returns what to do instead when one failed: the
+    /// other generation's first lists (`auto` mode, once), or the failure's response.
+    private mutating func read(_ resolutions: [Resolution]) -> Next? {
+        for (resource, resolution) in zip(asked, resolutions) {
+            let error: UpstreamError
+            switch resolution {
+            case .entry(let entry, let how):
+                guard case .ids(let list) = entry.details else {
+                    error = .malformed("search answer without an ID list")
+                    break
+                }
+                lists[resource] = list
+                listEntries.append(entry)
+                outcome = Presenter.combine(outcome, how)
+                continue
+            case .failed(let failure):
+                error = failure
+            case .cancelled:
+                return .failure(Response(status: 499))
+            case .pending:
+                continue  // Only after a failure, which has returned already.
+            }
+            if !switched, let other = handler.switchedGeneration(from: api, after: error) {
+                switched = true
+                api = other
+                lists = [:]
+                listEntries = []
+                outcome = .hit
+                return ask(window.firstResources(), then: .firstLists)
+            }
+            return .failure(handler.presenter.problem(for: error, resource: resource).response)
+        }
+        return nil
+    }
+}
