@@ -215,11 +215,7 @@ public struct SearchQuery: Sendable, Equatable {
         if sort != .relevance { items.append(.init(name: "sort", value: sort.rawValue)) }
         if let fields { items.append(.init(name: "fields", value: fields.sorted().joined(separator: ","))) }
         if waitGiven { items.append(.init(name: "wait", value: String(Int((wait * 1_000).rounded())))) }
-        return "/search?"
-            + items.map {
-                PercentEncoding.encode($0.name, keeping: [.comma, .pipe]) + "="
-                    + PercentEncoding.encode($0.value, keeping: [.comma, .pipe])
-            }.joined(separator: "&")
+        return PercentEncoding.target(path: "/search", query: items, keeping: [.comma, .pipe])
     }
 
     /// ASCII digits with an optional leading `-` (when allowed), at most 9 digits.
