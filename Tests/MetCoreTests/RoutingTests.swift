@@ -263,13 +263,4 @@ struct RoutingTests {
         #expect(response.headers["Cache-Control"] == "public, max-age=3600")
         #expect(response.headers["Age"] == "0")
     }
-
-    @Test(arguments: [
-        ("2024-02-29", true), ("2023-02-29", false), ("2000-02-29", true), ("1900-02-29", false),
-        ("1987-05-03", true), ("1987-13-01", false), ("1987-00-10", false), ("1987-04-31", false), ("1987-5-3", false),
-        ("87-05-03", false), ("1987/05/03", false), ("１９８７-05-03", false), ("", false),
-    ])
-    func calendarDatesAreChecked(text: String, valid: Bool) {
-        #expect(MetService.isCalendarDate(text) == valid)
-    }
 }

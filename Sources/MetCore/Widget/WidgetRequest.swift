@@ -79,8 +79,7 @@ struct WidgetRequest {
     private static func isStrictTimestamp(_ text: String) -> Bool {
         let characters = Array(text)
         guard characters.count >= 20, characters[10] == "T" || characters[10] == "t",
-            MetService.isCalendarDate(String(characters[0..<10])),
-            let year = Int(String(characters[0..<4])), (1...9_998).contains(year)
+            let date = CalendarDate(parsing: String(characters[0..<10])), (1...9_998).contains(date.year)
         else { return false }
         func number(_ range: Range<Int>, max: Int) -> Bool {
             range.upperBound <= characters.count && characters[range].allSatisfy(\.isASCIIDigit)
