@@ -183,13 +183,6 @@ struct RoutingTests {
         #expect(harness.upstream.calls.isEmpty)
     }
 
-    @Test(arguments: [
-        "title", "objectID,title,primaryImageSmall", "a_1", (1...64).map { "f\($0)" }.joined(separator: ","),
-    ])
-    func aWellFormedFieldsListIsAccepted(fields: String) throws {
-        #expect(try MetService.parseFields(fields) == Set(fields.split(separator: ",").map(String.init)))
-    }
-
     private static func limitedHarness() -> Harness {
         Harness { configuration in
             configuration.limits.maxURILength = 32

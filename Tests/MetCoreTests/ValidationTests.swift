@@ -2,7 +2,7 @@ import Testing
 
 @testable import MetCore
 
-@Suite("Parameter validation: calendar dates")
+@Suite("Parameter validation: calendar dates and fields lists")
 struct ValidationTests {
     @Test(arguments: [
         ("2024-02-29", 2024, 2, 29), ("2000-02-29", 2000, 2, 29), ("1987-05-03", 1987, 5, 3),
@@ -23,5 +23,32 @@ struct ValidationTests {
     ])
     func anythingButARealDayIsNil(text: String) {
         #expect(CalendarDate(parsing: text) == nil)
+    }
+
+    @Test(arguments: [
+        "title", "objectID,title,primaryImageSmall", "a_1", "A9",
+        (1...FieldList.maxCount).map { "f\($0)" }.joined(separator: ","),
+        String(repeating: "a", count: FieldList.maxNameLength),
+    ])
+    func aWellFormedFieldsListGivesItsNames(text: String) throws {
+        #expect(try FieldList(parsing: text).names == Set(text.split(separator: ",").map(String.init)))
+    }
+
+    @Test func aRepeatedNameCountsOnce() throws {
+        #expect(try FieldList(parsing: "title,objectID,title").names == ["title", "objectID"])
+    }
+
+    @Test(arguments: [
+        "", ",", "title,", ",title", "title,,objectID", "ti-tle", "title ", "café", "a.b", "tïtle",
+        String(repeating: "a", count: FieldList.maxNameLength + 1),
+        (1...FieldList.maxCount + 1).map { "f\($0)" }.joined(separator: ","),
+    ])
+    func aMalformedFieldsListIsInvalidParameterFields(text: String) {
+        #expect {
+            try FieldList(parsing: text)
+        } throws: { error in
+            let problem = error as? Problem
+            return problem?.code == .invalidParameter && problem?.parameter == "fields"
+        }
     }
 }

@@ -169,7 +169,7 @@ public struct SearchQuery: Sendable, Equatable {
             }
             sort = order
         }
-        fields = try value("fields").map(MetService.parseFields)
+        fields = try value("fields").map { (text) throws(Problem) in try FieldList(parsing: text).names }
         wait = Double(Self.defaultWaitMilliseconds) / 1_000
         waitGiven = value("wait") != nil
         if let text = value("wait") {
