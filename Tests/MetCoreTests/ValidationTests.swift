@@ -2,7 +2,7 @@ import Testing
 
 @testable import MetCore
 
-@Suite("Parameter validation: calendar dates and fields lists")
+@Suite("Parameter validation: calendar dates, fields lists and unknown parameters")
 struct ValidationTests {
     @Test(arguments: [
         ("2024-02-29", 2024, 2, 29), ("2000-02-29", 2000, 2, 29), ("1987-05-03", 1987, 5, 3),
@@ -49,6 +49,38 @@ struct ValidationTests {
         } throws: { error in
             let problem = error as? Problem
             return problem?.code == .invalidParameter && problem?.parameter == "fields"
+        }
+    }
+
+    @Test func onlyAllowedParametersPass() throws {
+        try RequestTarget(parsing: "/p?a=1&b=2&a=3").allowOnly(["a", "b"])
+        try RequestTarget(parsing: "/p").allowOnly([])
+    }
+
+    static let unknownParameters: [(target: String, allowed: Set<String>, name: String, detail: String)] = [
+        ("/p?a=1&c=2&d=3", ["a", "b"], "c", "Unknown parameter 'c'. Known: a, b."),
+        ("/p?x=1", [], "x", "Unknown parameter 'x'. This route takes no parameters."),
+        ("/p?A=1", ["a"], "A", "Unknown parameter 'A'. Known: a."),
+    ]
+
+    @Test(arguments: unknownParameters)
+    func theFirstUnknownParameterIsNamed(target: String, allowed: Set<String>, name: String, detail: String) {
+        #expect {
+            try RequestTarget(parsing: target).allowOnly(allowed)
+        } throws: { error in
+            let problem = error as? Problem
+            return problem?.code == .unknownParameter && problem?.parameter == name && problem?.detail == detail
+        }
+    }
+
+    @Test func aRouteMayDescribeWhatItTakesAndALongNameIsCut() throws {
+        let long = String(repeating: "n", count: 100)
+        #expect {
+            try RequestTarget(parsing: "/p?\(long)=1").allowOnly(["a"], known: "It takes a.")
+        } throws: { error in
+            let problem = error as? Problem
+            let cut = String(repeating: "n", count: 60)
+            return problem?.parameter == cut && problem?.detail == "Unknown parameter '\(cut)'. It takes a."
         }
     }
 }

@@ -65,16 +65,13 @@ public struct SearchQuery: Sendable, Equatable {
 
     /// Validates the query items of a `/search` request; every problem names its parameter.
     public init(_ target: RequestTarget) throws(Problem) {
+        try target.allowOnly(
+            Self.parameters,
+            known: "/search takes q, the Met's filters (isHighlight, title, tags, isOnView, artistOrCulture, "
+                + "hasImages, departmentId, medium, geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, "
+                + "wait and store.")
         var seen = Set<String>()
         for item in target.query {
-            guard Self.parameters.contains(item.name) else {
-                throw Problem(
-                    .unknownParameter,
-                    "Unknown parameter '\(item.name.prefix(60))'. /search takes q, the Met's filters "
-                        + "(isHighlight, title, tags, isOnView, artistOrCulture, hasImages, departmentId, medium, "
-                        + "geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, wait and store.",
-                    parameter: String(item.name.prefix(60)))
-            }
             guard seen.insert(item.name).inserted else {
                 throw Problem(.invalidParameter, "\(item.name) is given more than once.", parameter: item.name)
             }

@@ -51,12 +51,10 @@ struct WidgetRequest {
         rest.query.removeAll { Self.parameters.contains($0.name) }
         if rest.value(of: "q") != nil {
             search = try SearchQuery(rest)
-        } else if let unknown = rest.query.first {
-            throw Problem(
-                .unknownParameter,
-                "Unknown parameter '\(unknown.name.prefix(60))'. The timeline takes family, start and interval, "
-                    + "and with q the parameters of /search.",
-                parameter: String(unknown.name.prefix(60)))
+        } else {
+            try target.allowOnly(
+                Self.parameters,
+                known: "The timeline takes family, start and interval, and with q the parameters of /search.")
         }
     }
 
