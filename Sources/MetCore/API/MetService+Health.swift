@@ -50,7 +50,7 @@ extension MetService {
         json.member("capacityBytes", int: figures.capacity)
         json.member("hits", int: figures.hits)
         json.member("misses", int: figures.misses)
-        json.member("coalesced", int: figures.coalesced)
+        json.member("collapsed", int: figures.collapsed)
         json.member("staleServed", int: figures.staleServed)
         json.member("evictions", int: figures.evictions)
         json.member("inFlight", int: flightsInProgress)
