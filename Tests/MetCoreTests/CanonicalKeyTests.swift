@@ -1,4 +1,3 @@
-import Foundation
 import Testing
 
 @testable import MetCore
@@ -55,9 +54,8 @@ struct CanonicalKeyTests {
     @Test(arguments: ["0", "-1", "+1", "1||3", "1|", "|1", "a", "1,3", "1 3", "99999999999999999999"])
     func malformedDepartmentIdsAre400InvalidParameter(value: String) throws {
         let harness = Harness()
-        let target =
-            Self.list + "?departmentIds=" + (value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-        let response = try #require(harness.getImmediately(target))
+        let response = try #require(
+            harness.getImmediately(Self.list + "?departmentIds=" + PercentEncoding.encode(value)))
         #expect(response.status == 400)
         #expect(response.problemCode == "invalid_parameter")
         #expect(try response.jsonObject()["parameter"] as? String == "departmentIds")

@@ -360,3 +360,62 @@ struct ReadmeConfigurationTableTests {
         #expect(positions == positions.sorted())
     }
 }
+
+@Suite("--help defaults are the real defaults")
+struct HelpDefaultTests {
+    static let environment = ["HOME": "/home/ada"]
+    static let processorCount = 3
+    /// What no flag and no variable give, the defaults `--help` describes.
+    static func defaults() throws -> ServerConfiguration {
+        try ServerConfiguration.parse(arguments: [], environment: environment, processorCount: processorCount)
+    }
+
+    /// Options whose default depends on the machine or is no value at all, so `--help` describes it
+    /// in words; each is checked against the real default below. Every other default is a value.
+    static let describedDefaults: Set<String> = ["--data-dir", "--loops", "--max-connections", "--public-url"]
+
+    @Test(arguments: ServerConfiguration.options.map(\.flag))
+    func theUsageTextShowsTheOptionsDefault(flag: String) throws {
+        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
+        #expect(ServerConfiguration.usage.contains("[\(option.environmentVariable); default \(option.defaultText)]"))
+    }
+
+    /// The printed default, given as the flag's value, changes nothing: it is the value the
+    /// configuration has without the flag.
+    @Test(arguments: ServerConfiguration.options.map(\.flag).filter { !describedDefaults.contains($0) })
+    func aDefaultShownAsAValueIsTheRealDefault(flag: String) throws {
+        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
+        let given = try ServerConfiguration.parse(
+            arguments: [flag, option.defaultText], environment: Self.environment, processorCount: Self.processorCount)
+        #expect(given == (try Self.defaults()), "\(flag): --help says \(option.defaultText)")
+    }
+
+    @Test func defaultsDescribedInWordsAreTheRealDefaults() throws {
+        func text(_ flag: String) -> String? { ServerConfiguration.options.first { $0.flag == flag }?.defaultText }
+        let defaults = try Self.defaults()
+
+        #expect(text("--data-dir") == "$XDG_CACHE_HOME/themet or ~/.cache/themet")
+        #expect(defaults.dataDirectory == "/home/ada/.cache/themet")
+        let xdg = try ServerConfiguration.parse(
+            arguments: [], environment: ["XDG_CACHE_HOME": "/xdg", "HOME": "/home/ada"], processorCount: 1)
+        #expect(xdg.dataDirectory == "/xdg/themet")
+
+        #expect(text("--loops") == "one per core")
+        #expect(defaults.loops == Self.processorCount)
+
+        // nil: the server works the limit out when it starts.
+        #expect(text("--max-connections") == "descriptor limit - 128")
+        #expect(defaults.maxConnections == nil)
+
+        #expect(text("--public-url") == "none (relative links)")
+        #expect(defaults.publicURL == nil)
+    }
+
+    @Test(arguments: ServerConfiguration.options.map(\.flag).filter { !describedDefaults.contains($0) })
+    func theReadmeShowsTheSameDefault(flag: String) throws {
+        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
+        #expect(
+            ReadmeConfigurationTableTests.readme.contains(
+                "| `\(flag)` | `\(option.environmentVariable)` | `\(option.defaultText)` |"))
+    }
+}

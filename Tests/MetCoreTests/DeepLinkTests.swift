@@ -1,13 +1,6 @@
-import Foundation
 import Testing
 
 @testable import MetCore
-
-/// `text` with everything but ASCII letters and digits percent-encoded, so the server decodes exactly it.
-private func encoded(_ text: String) -> String {
-    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-    return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-}
 
 @Suite("Deep links: themet://<id>")
 struct DeepLinkTests {
@@ -44,7 +37,8 @@ struct DeepLinkTests {
     @Test(arguments: hostileLinks)
     func theRouteRefusesItWith400AndNoLocation(url: String) async throws {
         let harness = Harness()
-        for target in ["/open?url=\(encoded(url))", "/open?url=\(encoded(url))&format=json"] {
+        let encoded = PercentEncoding.encode(url)
+        for target in ["/open?url=\(encoded)", "/open?url=\(encoded)&format=json"] {
             let response = await harness.get(target)
             #expect(response.status == 400, "\(target)")
             #expect(response.problemCode == "invalid_parameter")

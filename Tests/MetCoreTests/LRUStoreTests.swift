@@ -144,7 +144,7 @@ struct LRUStoreTests {
         #expect(figures.evictions == 1)
         #expect(figures.hits == 2)
         #expect(figures.misses == 1)
-        #expect(figures.coalesced == 1)
+        #expect(figures.collapsed == 1)
         #expect(figures.staleServed == 1)
         #expect(cache.entry(for: "a") == nil)
         #expect(cache.entry(for: "b")?.key == "b")

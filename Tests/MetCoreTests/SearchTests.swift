@@ -299,7 +299,11 @@ struct SearchTests {
         fake.hold()
         let search = Task { await service.response(to: .get("/search?q=cypress&wait=30000")) }
         await fake.waitForCalls(3)  // the list, then two objects: the limit
-        for _ in 0..<1_000 { await Task.yield() }
+        // The other four objects queue at the pacer, and none of them reaches the upstream while
+        // the first two hold the slots.
+        let pacer = service.pacer
+        await waitUntil { pacer.figures.waiting == 4 }
+        #expect(pacer.figures.inFlight == 2)
         #expect(fake.calls.count == 3)
         fake.release()
         let page = try await search.value.searchPage()

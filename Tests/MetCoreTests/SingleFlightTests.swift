@@ -31,7 +31,7 @@ struct SingleFlightTests {
         #expect(statuses.filter { $0 == "TheMet; fwd=uri-miss; collapsed" }.count == requests - 1)
         let figures = harness.service.cache.statistics
         #expect(figures.misses == 1)
-        #expect(figures.coalesced == requests - 1)
+        #expect(figures.collapsed == requests - 1)
         #expect(harness.service.flights.inFlight == 0)
     }
 

@@ -24,6 +24,17 @@ struct UpstreamTargetTests {
         #expect(UpstreamTarget.encode(path: "/x/y", query: []) == "/x/y")
     }
 
+    /// The one query joiner behind upstream targets and `/search` links keeps only the bytes it is
+    /// told to, in names and values alike; the path always keeps its `/`.
+    @Test func theJoinerKeepsOnlyTheBytesItIsTold() {
+        let items: [RequestTarget.QueryItem] = [.init(name: "fields", value: "a,b"), .init(name: "x|y", value: "1|2")]
+        #expect(
+            PercentEncoding.target(path: "/s t/u", query: items, keeping: [.comma, .pipe])
+                == "/s%20t/u?fields=a,b&x|y=1|2")
+        #expect(PercentEncoding.target(path: "/s|t", query: items, keeping: .pipe) == "/s%7Ct?fields=a%2Cb&x|y=1|2")
+        #expect(PercentEncoding.target(path: "/s,t", query: items, keeping: []) == "/s%2Ct?fields=a%2Cb&x%7Cy=1%7C2")
+    }
+
     /// Every scalar up to U+07FF, and a few far beyond, in names and values: visible ASCII out,
     /// and parsing the target back gives the same items.
     @Test func anyTextEncodesToVisibleASCIIThatDecodesBackToIt() throws {

@@ -59,7 +59,7 @@ struct HealthHandler: Sendable {
         json.member("capacityBytes", int: figures.capacity)
         json.member("hits", int: figures.hits)
         json.member("misses", int: figures.misses)
-        json.member("coalesced", int: figures.coalesced)
+        json.member("collapsed", int: figures.collapsed)
         json.member("staleServed", int: figures.staleServed)
         json.member("evictions", int: figures.evictions)
         json.member("inFlight", int: flights.inFlight)

@@ -55,12 +55,14 @@ struct Router: Sendable {
         case .openAPI:
             return .openAPI(Presentation(route, for: request))
         case .departments:
-            try Self.allowOnly([], in: target)
+            try target.allowOnly([])
             return .resource(.departments, Presentation(route, for: request))
         case .object(let text):
-            try Self.allowOnly(["fields"], in: target)
+            try target.allowOnly(["fields"])
             let id = try ObjectID.parse(text)
-            let fields = try target.value(of: "fields").map(Self.parseFields)
+            let fields = try target.value(of: "fields").map { (text) throws(Problem) in
+                try FieldList(parsing: text).names
+            }
             return .resource(.object(id: id), Presentation(route, for: request, fields: fields))
         case .mirrorObject(let text):
             return mirrorObject(text, route: route, request: request)
@@ -150,7 +152,7 @@ struct Router: Sendable {
         }
         var metadataDate: String?
         if let text = target.value(of: "metadataDate"), !text.isEmpty {
-            guard Self.isCalendarDate(text) else {
+            guard CalendarDate(parsing: text) != nil else {
                 // The Met's own answer, a bare JSON string (docs/MET-API.md §2).
                 let body = Array(#""Date not valid. Dates must be in the format YYYY-MM-DD e.g. 1987-05-03""#.utf8)
                 return .answer(
@@ -182,7 +184,7 @@ struct Router: Sendable {
 
     /// `format`: absent (a redirect) or `json`; other parameters than `allowed` are refused.
     static func openFormat(_ target: RequestTarget, allowing allowed: Set<String>) throws(Problem) -> Bool {
-        try allowOnly(allowed, in: target)
+        try target.allowOnly(allowed)
         for name in allowed where target.query.filter({ $0.name == name }).count > 1 {
             throw Problem(.invalidParameter, "\(name) is given more than once.", parameter: name)
         }
@@ -191,46 +193,5 @@ struct Router: Sendable {
             throw Problem(.invalidParameter, "format must be json (or absent, for a redirect).", parameter: "format")
         }
         return true
-    }
-
-    /// Throws `unknown_parameter` for any query parameter not in `allowed`.
-    static func allowOnly(_ allowed: Set<String>, in target: RequestTarget) throws(Problem) {
-        if let unknown = target.query.first(where: { !allowed.contains($0.name) }) {
-            let known =
-                allowed.isEmpty
-                ? "This route takes no parameters." : "Known: \(allowed.sorted().joined(separator: ", "))."
-            throw Problem(
-                .unknownParameter, "Unknown parameter '\(unknown.name.prefix(60))'. \(known)",
-                parameter: String(unknown.name.prefix(60)))
-        }
-    }
-
-    /// `fields=a,b,c`: 1 to 64 member names made of letters, digits and `_`.
-    static func parseFields(_ text: String) throws(Problem) -> Set<String> {
-        let names = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard (1...64).contains(names.count),
-            names.allSatisfy({ name in
-                !name.isEmpty && name.count <= 64
-                    && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
-            })
-        else {
-            throw Problem(
-                .invalidParameter,
-                "fields must be 1 to 64 member names joined by commas, such as objectID,title,primaryImageSmall.",
-                parameter: "fields")
-        }
-        return Set(names.map(String.init))
-    }
-
-    /// Whether `text` is a real `YYYY-MM-DD` date.
-    static func isCalendarDate(_ text: String) -> Bool {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }),
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (1...12).contains(month)
-        else { return false }
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-        return (1...days).contains(day)
     }
 }

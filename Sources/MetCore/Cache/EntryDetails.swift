@@ -58,7 +58,7 @@ public struct IDList: Sendable, Equatable, Decodable {
 }
 
 /// The members of an object record that search, sorting, the widget and deep links use. Every
-/// member is optional: the Met's schema has changed over the years (API.md §3.2).
+/// member is optional: the Met's schema has changed over the years (docs/MET-API.md §3.2).
 public struct ObjectSummary: Sendable, Equatable, Decodable {
     public var objectID: Int
     public var title: String?

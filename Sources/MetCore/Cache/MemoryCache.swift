@@ -12,8 +12,9 @@ public struct CacheStatistics: Sendable, Equatable {
     public var hits = 0
     /// Requests that had to ask the upstream (one per single-flight leader).
     public var misses = 0
-    /// Requests that waited on another request's upstream call instead of making their own.
-    public var coalesced = 0
+    /// Requests that waited on another request's upstream call instead of making their own
+    /// (`Cache-Status: …; collapsed`, RFC 9211's term).
+    public var collapsed = 0
     /// Requests answered from an expired entry because the upstream failed.
     public var staleServed = 0
     /// Entries dropped to stay within `capacity`.
@@ -27,7 +28,7 @@ public final class MemoryCache: Sendable {
     private let state: Locked<LRUStore>
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
-    private let coalesced = Atomic<Int>(0)
+    private let collapsed = Atomic<Int>(0)
     private let staleServed = Atomic<Int>(0)
 
     /// - Parameter capacity: the most bytes of entries kept (see `CacheEntry.cost`).
@@ -50,7 +51,7 @@ public final class MemoryCache: Sendable {
         switch outcome {
         case .hit: hits.add(1, ordering: .relaxed)
         case .miss: misses.add(1, ordering: .relaxed)
-        case .collapsed: coalesced.add(1, ordering: .relaxed)
+        case .collapsed: collapsed.add(1, ordering: .relaxed)
         case .stale: staleServed.add(1, ordering: .relaxed)
         case .none: break
         }
@@ -60,7 +61,7 @@ public final class MemoryCache: Sendable {
     public var statistics: CacheStatistics {
         var figures = CacheStatistics(
             hits: hits.load(ordering: .relaxed), misses: misses.load(ordering: .relaxed),
-            coalesced: coalesced.load(ordering: .relaxed), staleServed: staleServed.load(ordering: .relaxed))
+            collapsed: collapsed.load(ordering: .relaxed), staleServed: staleServed.load(ordering: .relaxed))
         state.withLock { store in
             figures.entries = store.count
             figures.bytes = store.bytes

@@ -67,14 +67,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var blockCooldown = 60.0
     /// Upstream calls started per second, on average, by the one pacer all calls share. Default 1:
     /// about one request a second is what the Met's firewall is known to let through for long
-    /// runs, while two a second were blocked after about 80 requests (API.md §6).
+    /// runs, while two a second were blocked after about 80 requests (docs/MET-API.md §6).
     public var upstreamRate = 1.0
     /// Upstream calls that may start at once after a quiet spell (the token bucket's size).
     /// Default 3: a few misses start together, far below the ~30 quick requests that trip the
     /// firewall, while the long-run pace stays `upstreamRate`.
     public var upstreamBurst = 3
     /// The most upstream calls in flight at once. Default 2: a slow answer (a large list can take
-    /// seconds) does not stall every other call, while 4 concurrent calls were blocked (API.md §6).
+    /// seconds) does not stall every other call, while 4 concurrent calls were blocked (docs/MET-API.md §6).
     public var upstreamConcurrency = 2
     /// Retries after a first upstream attempt that failed with a 5xx, no answer or a timeout
     /// (never a 4xx, a block page or a malformed body). Default 2.

@@ -65,16 +65,13 @@ public struct SearchQuery: Sendable, Equatable {
 
     /// Validates the query items of a `/search` request; every problem names its parameter.
     public init(_ target: RequestTarget) throws(Problem) {
+        try target.allowOnly(
+            Self.parameters,
+            known: "/search takes q, the Met's filters (isHighlight, title, tags, isOnView, artistOrCulture, "
+                + "hasImages, departmentId, medium, geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, "
+                + "wait and store.")
         var seen = Set<String>()
         for item in target.query {
-            guard Self.parameters.contains(item.name) else {
-                throw Problem(
-                    .unknownParameter,
-                    "Unknown parameter '\(item.name.prefix(60))'. /search takes q, the Met's filters "
-                        + "(isHighlight, title, tags, isOnView, artistOrCulture, hasImages, departmentId, medium, "
-                        + "geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, wait and store.",
-                    parameter: String(item.name.prefix(60)))
-            }
             guard seen.insert(item.name).inserted else {
                 throw Problem(.invalidParameter, "\(item.name) is given more than once.", parameter: item.name)
             }
@@ -169,7 +166,7 @@ public struct SearchQuery: Sendable, Equatable {
             }
             sort = order
         }
-        fields = try value("fields").map(Router.parseFields)
+        fields = try value("fields").map { (text) throws(Problem) in try FieldList(parsing: text).names }
         wait = Double(Self.defaultWaitMilliseconds) / 1_000
         waitGiven = value("wait") != nil
         if let text = value("wait") {
@@ -215,11 +212,7 @@ public struct SearchQuery: Sendable, Equatable {
         if sort != .relevance { items.append(.init(name: "sort", value: sort.rawValue)) }
         if let fields { items.append(.init(name: "fields", value: fields.sorted().joined(separator: ","))) }
         if waitGiven { items.append(.init(name: "wait", value: String(Int((wait * 1_000).rounded())))) }
-        return "/search?"
-            + items.map {
-                PercentEncoding.encode($0.name, keeping: [.comma, .pipe]) + "="
-                    + PercentEncoding.encode($0.value, keeping: [.comma, .pipe])
-            }.joined(separator: "&")
+        return PercentEncoding.target(path: "/search", query: items, keeping: [.comma, .pipe])
     }
 
     /// ASCII digits with an optional leading `-` (when allowed), at most 9 digits.

@@ -14,7 +14,7 @@ public enum MetResource: Sendable, Hashable {
 
     /// A search resource with its query in canonical order: every parameter but `q` sorted by
     /// name (v1.1's `offset` and `limit` among them), then `q` (if any) last, as the Met's own examples do
-    /// (its v1 results depend on parameter order; API.md §5).
+    /// (its v1 results depend on parameter order; docs/MET-API.md §5).
     public static func search(
         _ api: SearchAPI, filters: [RequestTarget.QueryItem], q: String?, page: (offset: Int, limit: Int)? = nil
     ) -> MetResource {

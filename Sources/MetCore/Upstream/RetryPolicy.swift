@@ -2,7 +2,7 @@
 ///
 /// Only failures that another attempt might cure are retried: a 5xx, no answer at all, or an
 /// attempt that timed out. A 4xx, the firewall's block page, a malformed body and a cancellation
-/// are final: asking again would change nothing, or (for a block) make it worse (API.md §6).
+/// are final: asking again would change nothing, or (for a block) make it worse (docs/MET-API.md §6).
 ///
 /// The pause before retry `n` is drawn uniformly from `0...min(maxDelay, baseDelay × 2^(n-1))`
 /// ("full jitter"), so clients that failed together do not come back together. Every retry still

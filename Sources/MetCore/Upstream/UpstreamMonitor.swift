@@ -27,7 +27,7 @@ public enum UpstreamOutcome: String, Sendable, CaseIterable {
 /// Tracks the upstream's state and counts calls by outcome. Shared by every request; any thread.
 ///
 /// While a firewall block lasts, `blockedUntil(at:)` tells callers not to call the upstream at all:
-/// a blocked client that keeps knocking only extends its block (API.md §6). This is the breaker:
+/// a blocked client that keeps knocking only extends its block (docs/MET-API.md §6). This is the breaker:
 /// a block page opens it for the current cool-down; it closes by itself when the cool-down ends.
 /// A repeat block (one that comes within one cool-down after the previous block ended) doubles the
 /// cool-down, up to `cooldownLimit`; an answer the server can use (`ok`, `notFound`) outside a

@@ -5,7 +5,7 @@
 /// and a token is in the bucket. It then takes the token and a slot, and gives the slot back when
 /// its body returns or throws; the token is spent for good. So in any window of `w` seconds at most
 /// `burst + ratePerSecond × w` calls start, and never more than `concurrency` run at once. The Met's
-/// firewall blocks clients that hurry (API.md §6), and this is the one place that keeps this server
+/// firewall blocks clients that hurry (docs/MET-API.md §6), and this is the one place that keeps this server
 /// from hurrying.
 ///
 /// The bucket is kept as a theoretical arrival time (GCRA): the moment the next token is due is one

@@ -4,19 +4,10 @@
 /// as another query (a `%26` in a value stays `%26` in the key; it can no longer read as `&`).
 public enum UpstreamTarget {
     /// `path`, then (when there are items) `?` and `name=value` pairs joined by `&`, in the
-    /// order given. Names and values are percent-encoded byte by byte, leaving only unreserved
-    /// characters and `|` (the Met's term separator) as they are; the path keeps its `/` too.
-    /// Total: any strings give a valid origin-form target of visible ASCII.
+    /// order given, as `PercentEncoding.target(path:query:keeping:)` writes them: names and
+    /// values keep only unreserved characters and `|` (the Met's term separator) as they are; the
+    /// path keeps its `/` too. Total: any strings give a valid origin-form target of visible ASCII.
     public static func encode(path: String, query: [RequestTarget.QueryItem]) -> String {
-        var target = ""
-        target.reserveCapacity(path.utf8.count + query.count * 24)
-        PercentEncoding.append(path, keeping: .slash, to: &target)
-        for (index, item) in query.enumerated() {
-            target.unicodeScalars.append(index == 0 ? "?" : "&")
-            PercentEncoding.append(item.name, keeping: .pipe, to: &target)
-            target.unicodeScalars.append("=")
-            PercentEncoding.append(item.value, keeping: .pipe, to: &target)
-        }
-        return target
+        PercentEncoding.target(path: path, query: query, keeping: .pipe)
     }
 }

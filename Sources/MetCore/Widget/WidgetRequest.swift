@@ -51,12 +51,10 @@ struct WidgetRequest: Sendable {
         rest.query.removeAll { Self.parameters.contains($0.name) }
         if rest.value(of: "q") != nil {
             search = try SearchQuery(rest)
-        } else if let unknown = rest.query.first {
-            throw Problem(
-                .unknownParameter,
-                "Unknown parameter '\(unknown.name.prefix(60))'. The timeline takes family, start and interval, "
-                    + "and with q the parameters of /search.",
-                parameter: String(unknown.name.prefix(60)))
+        } else {
+            try target.allowOnly(
+                Self.parameters,
+                known: "The timeline takes family, start and interval, and with q the parameters of /search.")
         }
     }
 
@@ -79,8 +77,7 @@ struct WidgetRequest: Sendable {
     private static func isStrictTimestamp(_ text: String) -> Bool {
         let characters = Array(text)
         guard characters.count >= 20, characters[10] == "T" || characters[10] == "t",
-            Router.isCalendarDate(String(characters[0..<10])),
-            let year = Int(String(characters[0..<4])), (1...9_998).contains(year)
+            let date = CalendarDate(parsing: String(characters[0..<10])), (1...9_998).contains(date.year)
         else { return false }
         func number(_ range: Range<Int>, max: Int) -> Bool {
             range.upperBound <= characters.count && characters[range].allSatisfy(\.isASCIIDigit)

@@ -168,7 +168,7 @@ extension FakeUpstream.Answer {
         .json(#"{"message":"\#(message)"}"#, status: 404)
     }
 
-    /// The firewall's block page: 403 with HTML (API.md §6).
+    /// The firewall's block page: 403 with HTML (docs/MET-API.md §6).
     static let blockPage = Self.reply(
         UpstreamReply(
             status: 403, contentType: "text/html",

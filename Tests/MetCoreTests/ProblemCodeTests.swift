@@ -1,0 +1,53 @@
+import Testing
+
+@testable import MetCore
+
+@Suite("Problem codes: status and title pinned")
+struct ProblemCodeTests {
+    /// What clients may rely on for a problem code: its status and title, written out as literals
+    /// so that a changed status, a reworded title or a code added without a row fails.
+    typealias Row = (code: String, status: Int, title: String)
+
+    /// Codes only the HTTP wire layer raises, listed apart so they can move with it.
+    static let wireRows: [Row] = [
+        ("malformed_request", 400, "Malformed HTTP request"),
+        ("request_timeout", 408, "Request not received in time"),
+        ("transfer_coding_not_supported", 501, "Transfer coding not supported"),
+        ("http_version_not_supported", 505, "HTTP version not supported"),
+    ]
+
+    /// Every other code.
+    static let coreRows: [Row] = [
+        ("invalid_request_target", 400, "Invalid request target"),
+        ("unknown_parameter", 400, "Unknown query parameter"),
+        ("invalid_parameter", 400, "Invalid query parameter"),
+        ("invalid_object_id", 400, "Invalid object ID"),
+        ("route_not_found", 404, "No such route"),
+        ("object_not_found", 404, "Object not found"),
+        ("method_not_allowed", 405, "Method not allowed"),
+        ("body_too_large", 413, "Request body too large"),
+        ("uri_too_long", 414, "Request target too long"),
+        ("headers_too_large", 431, "Request header fields too large"),
+        ("internal_error", 500, "Internal server error"),
+        ("upstream_unreachable", 502, "Upstream unreachable"),
+        ("upstream_error", 502, "Upstream error"),
+        ("upstream_malformed", 502, "Upstream sent a malformed response"),
+        ("upstream_unavailable", 503, "Upstream unavailable"),
+        ("upstream_blocked", 503, "Upstream is blocking requests"),
+        ("upstream_timeout", 504, "Upstream timed out"),
+        ("shutting_down", 503, "Server shutting down"),
+    ]
+
+    @Test(arguments: coreRows + wireRows)
+    func eachCodeKeepsItsStatusAndTitle(row: Row) throws {
+        let code = try #require(ProblemCode(rawValue: row.code), "no problem code \(row.code)")
+        #expect(code.status == row.status)
+        #expect(code.title == row.title)
+    }
+
+    @Test func theTableHasEveryCodeOnce() {
+        let listed = (Self.coreRows + Self.wireRows).map(\.code)
+        #expect(Set(listed).count == listed.count, "a code is listed twice")
+        #expect(Set(ProblemCode.allCases.map(\.rawValue)) == Set(listed))
+    }
+}
