@@ -74,7 +74,7 @@ struct FreshnessTests {
         #expect(harness.upstream.callCount(for: resource) == 2)
     }
 
-    @Test func respondImmediatelyNeverCallsTheUpstream() {
+    @Test func aLoopAnswerNeverCallsTheUpstream() {
         let harness = Harness()
         #expect(harness.getImmediately("/objects/1") == nil)
         #expect(harness.getImmediately("/departments") == nil)

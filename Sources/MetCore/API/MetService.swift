@@ -6,6 +6,10 @@ public final class MetService: Responder {
     /// The server's version, shown by `/health` and `--version`.
     public static let version = "0.1.0"
 
+    /// The bytes of rendered search pages and timelines kept (16 MiB): a page of 100 large
+    /// records is about 300 KB, so this keeps the pages and timelines in use at once.
+    static let renderCacheBytes = 16 << 20
+
     /// The latest search results (`objects.json`).
     public let store: SharedStore
     /// The memory tier.
@@ -52,9 +56,11 @@ public final class MetService: Responder {
         router = Router(limits: configuration.limits)
         cors = CORSLayer(origin: configuration.corsOrigin)
         presenter = Presenter(time: time, monitor: monitor)
+        let renders = RenderCache(capacity: Self.renderCacheBytes, compress: compress)
         search = SearchHandler(
-            mode: configuration.searchAPI, store: store, presenter: presenter, time: time, logger: logger)
-        widget = WidgetHandler(search: search, publicURL: configuration.publicURL, time: time)
+            mode: configuration.searchAPI, store: store, renders: renders, presenter: presenter, time: time,
+            logger: logger)
+        widget = WidgetHandler(search: search, publicURL: configuration.publicURL, renders: renders, time: time)
         health = HealthHandler(
             time: time, monitor: monitor, pacer: pacer, cache: cache, flights: fetcher.flights, store: store,
             upstreamLocation: upstream.location, startedAt: startedAt,

@@ -31,23 +31,11 @@ struct Presenter: Sendable {
         guard presentation.fields == nil, presentation.ifNoneMatch == nil, entry.status == 200 else {
             return present(entry, presentation, outcome: .hit, at: now)
         }
-        let second = Int(now.rounded(.down))
-        let age = Int((now - entry.storedAt).rounded(.down))
         let gzip = presentation.acceptsGzip && entry.gzipped != nil
-        let kept = entry.hitResponses.withLock { responses -> Response? in
-            guard responses.second == second, responses.age == age else { return nil }
-            return gzip ? responses.gzipped : responses.identity
-        }
-        if let kept { return kept }
-        var response = present(entry, presentation, outcome: .hit, at: now)
-        response.shared = SharedResponse()
-        entry.hitResponses.withLock { responses in
-            if responses.second != second || responses.age != age {
-                responses = HitResponses(second: second, age: age)
-            }
-            if gzip { responses.gzipped = response } else { responses.identity = response }
-        }
-        return response
+        return entry.hitResponses.response(
+            second: Int(now.rounded(.down)), age: Int((now - entry.storedAt).rounded(.down)),
+            ttl: Int((entry.freshUntil - now).rounded(.down)), gzip: gzip
+        ) { present(entry, presentation, outcome: .hit, at: now) }
     }
 
     /// Turns an entry into the response for `presentation`: the stored bytes (or a projection of

@@ -7,11 +7,19 @@ final class SearchHandler: Sendable {
     private let mode: SearchAPIMode
     /// The generation `auto` currently uses; it moves when the other one answers 404 or 410.
     private let generation: Locked<SearchAPI>
+    /// Rendered pages, shared until one of their entries changes.
+    private let renders: RenderCache
     private let time: any TimeSource
     private let logger: Logger
 
-    /// - Parameter mode: `--search-api`.
-    init(mode: SearchAPIMode, store: SharedStore, presenter: Presenter, time: any TimeSource, logger: Logger) {
+    /// - Parameters:
+    ///   - mode: `--search-api`.
+    ///   - renders: where rendered pages are kept (shared with the widget's timelines).
+    init(
+        mode: SearchAPIMode, store: SharedStore, renders: RenderCache, presenter: Presenter, time: any TimeSource,
+        logger: Logger
+    ) {
+        self.renders = renders
         self.mode = mode
         generation = Locked(mode == .v1 ? .v1 : .v1_1)
         self.store = store
@@ -51,28 +59,68 @@ final class SearchHandler: Sendable {
         store.offer(result.objects, from: query.storeSource)
     }
 
-    /// The HTTP response for a hydrated page: JSON body with its own ETag (derived from its
-    /// parts' ETags, so a 304 renders nothing); cacheable for as long as the ID list stays fresh,
-    /// unless something is still pending.
+    /// The HTTP response for a hydrated page: a JSON body rendered once per distinct page and
+    /// kept (`RenderCache`), in gzip for clients that accept it; an ETag derived from its parts'
+    /// ETags, so a 304 renders nothing; cacheable for as long as the ID lists stay fresh, unless
+    /// something is still pending. A plain hit shares one response a second, as an object hit does.
     func response(_ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation) -> Response {
         let now = time.now()
         let (result, page, lists, outcome) = (hydrated.result, hydrated.page, hydrated.lists, hydrated.outcome)
-        let next = query.offset + query.limit < page.reachable ? query.url(offset: query.offset + query.limit) : nil
-        let etag = result.etag(query: query, lists: lists)
+        let key = result.renderKey(query: query, lists: lists)
+        let identityETag = ETag.strong(for: key.utf8)
         let freshUntil = lists.map(\.freshUntil).min() ?? now
         let storedAt = lists.map(\.storedAt).min() ?? now
-        let remaining = max(0, Int((freshUntil - now).rounded(.down)))
-        var headers = HTTPFields()
-        headers.append("Cache-Control", result.pending.isEmpty ? "public, max-age=\(remaining)" : "no-store")
-        headers.append("Age", String(max(0, Int((now - storedAt).rounded(.down)))))
-        headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: remaining))
-        headers.append("ETag", etag)
-        if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
-            return Response(status: 304, headers: headers, cacheOutcome: outcome)
+        let ttl = Int((freshUntil - now).rounded(.down))
+        let age = max(0, Int((now - storedAt).rounded(.down)))
+        let complete = result.pending.isEmpty
+
+        func headers(etag: String) -> HTTPFields {
+            var headers = HTTPFields(capacity: 10)
+            headers.append("Cache-Control", complete ? "public, max-age=\(max(0, ttl))" : "no-store")
+            headers.append("Age", String(age))
+            headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: max(0, ttl)))
+            headers.append("ETag", etag)
+            return headers
         }
-        headers.append("Content-Type", Response.jsonContentType)
-        let body = result.body(query: query, total: page.total, next: next)
-        return Response(status: 200, headers: headers, body: body, cacheOutcome: outcome)
+        // A page with pending objects changes as they arrive: rendered for this request alone.
+        guard complete else {
+            if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: identityETag) {
+                return Response(status: 304, headers: headers(etag: identityETag), cacheOutcome: outcome)
+            }
+            var fields = headers(etag: identityETag)
+            fields.append("Content-Type", Response.jsonContentType)
+            return Response(status: 200, headers: fields, body: body(result, page, query), cacheOutcome: outcome)
+        }
+        if !presentation.acceptsGzip, let ifNoneMatch = presentation.ifNoneMatch,
+            ETag.ifNoneMatch(ifNoneMatch, matches: identityETag)
+        {
+            return Response(status: 304, headers: headers(etag: identityETag), cacheOutcome: outcome)
+        }
+        let rendered = renders.rendered(key, gzip: true) { (body(result, page, query), identityETag) }
+        let gzip = presentation.acceptsGzip && rendered.gzipped != nil
+        let etag = gzip ? rendered.gzippedETag ?? rendered.etag : rendered.etag
+        func make() -> Response {
+            var fields = headers(etag: etag)
+            if rendered.gzipped != nil { fields.append("Vary", "Accept-Encoding") }
+            if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
+                return Response(status: 304, headers: fields, cacheOutcome: outcome)
+            }
+            fields.append("Content-Type", Response.jsonContentType)
+            if gzip { fields.append("Content-Encoding", "gzip") }
+            return Response(
+                status: 200, headers: fields, body: gzip ? rendered.gzipped ?? rendered.body : rendered.body,
+                cacheOutcome: outcome)
+        }
+        guard outcome == .hit, presentation.ifNoneMatch == nil else { return make() }
+        return rendered.responses.response(second: Int(now.rounded(.down)), age: age, ttl: ttl, gzip: gzip, make: make)
+    }
+
+    /// The page's JSON body.
+    private func body(_ result: SearchResult, _ page: (ids: [Int], total: Int, reachable: Int), _ query: SearchQuery)
+        -> [UInt8]
+    {
+        let next = query.offset + query.limit < page.reachable ? query.url(offset: query.offset + query.limit) : nil
+        return result.body(query: query, total: page.total, next: next)
     }
 }
 

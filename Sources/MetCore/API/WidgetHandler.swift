@@ -6,13 +6,16 @@ struct WidgetHandler: Sendable {
     let search: SearchHandler
     /// `--public-url`: makes the widget's links absolute.
     let publicURL: String?
+    /// Rendered timelines, shared until their items change.
+    let renders: RenderCache
     let time: any TimeSource
 
     /// The store's timeline at once; a search's through `driver`.
     func answer(_ widget: WidgetRequest, _ presentation: Presentation, driver: PipelineDriver) -> Answer {
         guard let query = widget.search else {
+            let (records, version) = search.store.versionedRecords
             return .ready(
-                timeline(widget, source: "store", items: search.store.records.map(\.summary), presentation))
+                timeline(widget, source: "store", of: "\(version)", items: records.map(\.summary), presentation))
         }
         return driver.start(
             WidgetPipeline(
@@ -21,22 +24,35 @@ struct WidgetHandler: Sendable {
 
     /// The JSON timeline with its ETag; `no-cache`, so clients revalidate (and get a 304 while
     /// nothing changed). With no `start`, it starts at the current whole interval, so the bytes
-    /// stay the same for a whole interval.
+    /// stay the same for a whole interval. Rendered once per distinct timeline and kept
+    /// (`RenderCache`); a plain request shares one response.
+    ///
+    /// - Parameter version: names the items' state: the store's version, or the ETags of the
+    ///   search page's records.
     func timeline(
-        _ widget: WidgetRequest, source: String, items: [ObjectSummary], _ presentation: Presentation
+        _ widget: WidgetRequest, source: String, of version: String, items: [ObjectSummary],
+        _ presentation: Presentation
     ) -> Response {
         let start = widget.start ?? (time.now() / widget.interval).rounded(.down) * widget.interval
-        let timeline = WidgetTimeline(
-            family: widget.family, start: start, interval: widget.interval, source: source, items: items,
-            publicURL: publicURL)
-        let body = timeline.body
-        let etag = ETag.strong(for: body)
-        var headers: HTTPFields = ["Cache-Control": "no-cache", "ETag": etag]
-        if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
-            return Response(status: 304, headers: headers)
+        let key = "widget|\(source)|\(widget.family.rawValue)|\(start)|\(widget.interval)|\(version)"
+        let rendered = renders.rendered(key, gzip: false) {
+            let body = WidgetTimeline(
+                family: widget.family, start: start, interval: widget.interval, source: source, items: items,
+                publicURL: publicURL
+            ).body
+            return (body, ETag.strong(for: body))
         }
-        headers.append("Content-Type", Response.jsonContentType)
-        return Response(status: 200, headers: headers, body: body)
+        func make() -> Response {
+            var headers: HTTPFields = ["Cache-Control": "no-cache", "ETag": rendered.etag]
+            if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: rendered.etag) {
+                return Response(status: 304, headers: headers)
+            }
+            headers.append("Content-Type", Response.jsonContentType)
+            return Response(status: 200, headers: headers, body: rendered.body)
+        }
+        guard presentation.ifNoneMatch == nil else { return make() }
+        // Nothing in the response depends on the clock: one shared response for as long as the render lives.
+        return rendered.responses.response(second: 0, age: 0, ttl: 0, gzip: false, make: make)
     }
 }
 
@@ -54,7 +70,8 @@ struct WidgetPipeline: Pipeline {
         case .page(let page):
             .respond(
                 handler.timeline(
-                    widget, source: "search", items: page.result.objects.compactMap(\.summary), presentation))
+                    widget, source: "search", of: page.result.objects.map(\.etag).joined(separator: ","),
+                    items: page.result.objects.compactMap(\.summary), presentation))
         }
     }
 }

@@ -76,12 +76,38 @@ public final class CacheEntry: Sendable {
     public var cost: Int { body.count + (gzipped?.count ?? 0) + key.utf8.count + details.cost + 160 }
 }
 
-/// The hit responses of one entry for one second of the clock and of the entry's age.
+/// The hit responses of one entry (or render) for one second of the clock, of the age and of
+/// the remaining freshness.
 struct HitResponses {
     /// `floor(now)`, for `Date`.
     var second = Int.min
-    /// `floor(now - storedAt)`, for `Age`, `max-age` and `Cache-Status`.
+    /// `floor(now - storedAt)`, for `Age`.
     var age = Int.min
+    /// Whole seconds of freshness left, for `max-age` and `Cache-Status`.
+    var ttl = Int.min
     var identity: Response?
     var gzipped: Response?
+}
+
+extension Locked where Value == HitResponses {
+    /// The response kept for `second`, `age` and `ttl` (its gzip form when `gzip`), or the one
+    /// `make` makes, then kept (any thread).
+    func response(
+        second: Int, age: Int, ttl: Int, gzip: Bool, make: () -> Response
+    ) -> Response {
+        let kept = withLock { responses -> Response? in
+            guard responses.second == second, responses.age == age, responses.ttl == ttl else { return nil }
+            return gzip ? responses.gzipped : responses.identity
+        }
+        if let kept { return kept }
+        var response = make()
+        response.shared = SharedResponse()
+        withLock { responses in
+            if responses.second != second || responses.age != age || responses.ttl != ttl {
+                responses = HitResponses(second: second, age: age, ttl: ttl)
+            }
+            if gzip { responses.gzipped = response } else { responses.identity = response }
+        }
+        return response
+    }
 }

@@ -21,7 +21,4 @@ public struct Request: Sendable {
     public static func get(_ target: String, headers: HTTPFields = HTTPFields()) -> Request {
         Request(method: "GET", target: target, headers: headers)
     }
-
-    /// Whether the method is HEAD: answered like GET, without a body.
-    public var isHead: Bool { method == "HEAD" }
 }

@@ -67,17 +67,18 @@ struct SearchResult {
         return json.bytes
     }
 
-    /// A strong ETag for the body `body(query:total:next:)` renders, without hashing the body:
-    /// the body is a pure function of the query, the ID lists and the records, and each of those
-    /// already has a strong ETag (the query by its canonical URL).
-    func etag(query: SearchQuery, lists: [CacheEntry]) -> String {
+    /// What the body `body(query:total:next:)` renders is a function of, spelled out: the query
+    /// by its canonical URL, and the ID lists and records by their strong ETags, with the IDs of
+    /// each list. The page's ETag is its hash (no need to hash the body), and rendered pages are
+    /// kept under it whole (`RenderCache`), so two pages share a render only if all of it is equal.
+    func renderKey(query: SearchQuery, lists: [CacheEntry]) -> String {
         var parts = query.url(offset: query.offset) + "|" + query.filters.map(\.value).joined(separator: ",")
         for entry in lists { parts += "|" + entry.etag }
         for entry in objects { parts += "|" + entry.etag }
         for (name, ids) in [("m", missing), ("w", withoutImage), ("p", pending)] {
             parts += "|\(name)" + ids.map(String.init).joined(separator: ",")
         }
-        return ETag.strong(for: Array(parts.utf8))
+        return parts
     }
 
     private static func title(_ entry: CacheEntry) -> String {

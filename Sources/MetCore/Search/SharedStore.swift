@@ -29,6 +29,8 @@ public final class SharedStore: Sendable {
         var draining = false
         /// Times the latest results changed since start-up.
         var replacements = 0
+        /// Changes with every change of `records`, loading included.
+        var version = 0
         /// Times `objects.json` was written (successfully or not) since start-up.
         var writes = 0
     }
@@ -58,6 +60,10 @@ public final class SharedStore: Sendable {
 
     /// The stored records, in order.
     public var records: [Record] { state.withLock { $0.records } }
+
+    /// The stored records and their version: the same version always means the same records,
+    /// so what is rendered from them can be kept under it.
+    var versionedRecords: (records: [Record], version: Int) { state.withLock { ($0.records, $0.version) } }
 
     /// The IDs of the stored records, in order.
     public var ids: [Int] { state.withLock { $0.records.map(\.summary.objectID) } }
@@ -91,7 +97,10 @@ public final class SharedStore: Sendable {
             }
             return
         }
-        state.withLock { $0.records = Array(records.prefix(capacity)) }
+        state.withLock { state in
+            state.records = Array(records.prefix(capacity))
+            state.version += 1
+        }
         logger.info("loaded \(min(records.count, capacity)) latest result(s) from \(file.path)")
     }
 
@@ -129,6 +138,7 @@ public final class SharedStore: Sendable {
                 return Record(summary: summary, body: entry.body)
             }
             state.replacements += 1
+            state.version += 1
             state.pending = state.records
             defer { state.draining = true }
             return (true, !state.draining)

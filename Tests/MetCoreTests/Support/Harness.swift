@@ -23,6 +23,18 @@ struct Harness {
     /// test moves it, so a call waiting for a token or a back-off would wait forever in a test
     /// about something else. Tests of pacing and retries set the policy in `configure`.
     init(upstream: FakeUpstream = FakeUpstream(), configure: (inout ServerConfiguration) -> Void = { _ in }) {
+        self.init(upstream: upstream, compress: nil, configure: configure)
+    }
+
+    /// A harness whose service keeps compressed copies made by `compress` (a stand-in for gzip).
+    init(upstream: FakeUpstream, compressingWith compress: @escaping @Sendable ([UInt8]) -> [UInt8]) {
+        self.init(upstream: upstream, compress: compress, configure: { _ in })
+    }
+
+    private init(
+        upstream: FakeUpstream, compress: (@Sendable ([UInt8]) -> [UInt8])?,
+        configure: (inout ServerConfiguration) -> Void
+    ) {
         var configuration = ServerConfiguration()
         Self.unpaced(&configuration)
         configure(&configuration)
@@ -31,7 +43,8 @@ struct Harness {
         self.log = MemoryLog()
         self.configuration = configuration
         self.service = MetService(
-            configuration: configuration, upstream: upstream, time: time, logger: log.logger(), openAPI: Self.openAPI)
+            configuration: configuration, upstream: upstream, time: time, logger: log.logger(), openAPI: Self.openAPI,
+            compress: compress)
     }
 
     /// No waits between upstream calls and no retries: a rate and burst no test reaches, a slot

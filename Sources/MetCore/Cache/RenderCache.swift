@@ -1,0 +1,70 @@
+/// Bodies rendered from several cache entries (a `/search` page, a widget timeline), kept and
+/// shared until what they were rendered from changes: the key names every input byte for byte
+/// (the request's canonical parameters and the ETags of the entries, or the store's version), so
+/// a changed entry or store makes a new key and the old render is never served for it. Bounded in
+/// bytes: when full, it starts afresh (each render is then made once again). Any thread.
+final class RenderCache: Sendable {
+    /// One rendered body with its gzip copy, and the responses made from it this second.
+    final class Rendered: Sendable {
+        let body: [UInt8]
+        let etag: String
+        /// `body` gzip-compressed when it is worth it (see `CacheEntry.gzipThreshold`).
+        let gzipped: [UInt8]?
+        let gzippedETag: String?
+        /// The responses to plain requests for this render, shared within one second.
+        let responses = Locked(HitResponses())
+
+        init(body: [UInt8], etag: String, compress: (@Sendable ([UInt8]) -> [UInt8])?) {
+            self.body = body
+            self.etag = etag
+            if body.count >= CacheEntry.gzipThreshold, let compressed = compress?(body), compressed.count < body.count {
+                gzipped = compressed
+                gzippedETag = String(etag.dropLast()) + "-gzip\""
+            } else {
+                gzipped = nil
+                gzippedETag = nil
+            }
+        }
+
+        var cost: Int { body.count + (gzipped?.count ?? 0) + etag.utf8.count + 160 }
+    }
+
+    private struct State {
+        var renders: [String: Rendered] = [:]
+        var bytes = 0
+    }
+
+    private let state = Locked(State())
+    private let capacity: Int
+    private let compress: (@Sendable ([UInt8]) -> [UInt8])?
+
+    /// - Parameters:
+    ///   - capacity: the most bytes of renders (keys, bodies and gzip copies) kept.
+    ///   - compress: gzip, called once per render, on the thread that renders; nil: identity only.
+    init(capacity: Int, compress: (@Sendable ([UInt8]) -> [UInt8])?) {
+        self.capacity = capacity
+        self.compress = compress
+    }
+
+    /// The render for `key`, made by `render` (body and ETag) the first time, with a gzip copy
+    /// when `gzip`. Two threads asking at once may both render; either copy is kept, and both are
+    /// the same bytes. The key must name the gzip choice too when a caller varies it.
+    func rendered(_ key: String, gzip: Bool, render: () -> (body: [UInt8], etag: String)) -> Rendered {
+        if let kept = state.withLock({ $0.renders[key] }) { return kept }
+        let made = render()
+        let rendered = Rendered(body: made.body, etag: made.etag, compress: gzip ? compress : nil)
+        let cost = rendered.cost + key.utf8.count
+        guard cost <= capacity / 4 else { return rendered }
+        state.withLock { state in
+            if state.bytes + cost > capacity {
+                state.renders.removeAll(keepingCapacity: true)
+                state.bytes = 0
+            }
+            if state.renders.updateValue(rendered, forKey: key) == nil { state.bytes += cost }
+        }
+        return rendered
+    }
+
+    /// Renders kept, and their bytes (for tests).
+    var figures: (renders: Int, bytes: Int) { state.withLock { ($0.renders.count, $0.bytes) } }
+}
