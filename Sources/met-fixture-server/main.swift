@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetFixtures
 import MetHTTP
 
 // met-fixture-server: the fake Met API (Fixtures/ plus synthetic records) over real HTTP on loopback.

@@ -1,3 +1,5 @@
+import MetCore
+
 /// What the fake Met knows about one object for search and list filters: a few attributes and
 /// the searchable text fields, already folded to lower case. The served bytes are kept elsewhere
 /// (`FixtureArchive`), untouched; this is only an index entry. Immutable, so `Sendable`.

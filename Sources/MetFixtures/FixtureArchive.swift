@@ -1,4 +1,5 @@
 import Foundation
+import MetCore
 
 /// The fake Met's data and its answers: saved real bodies from a fixture directory, plus
 /// optional synthetic records, answered the way the Met Collection API answers (API.md §2–5).
@@ -37,6 +38,10 @@ public final class FixtureArchive: Sendable {
     private let synthetic: SyntheticCatalog
 
     private static let v1 = "/public/collection/v1"
+    /// The Met's v1 search path: every hit in one answer.
+    static let searchV1 = v1 + "/search"
+    /// The Met's v1.1 search path: paged by `offset` and `limit`.
+    static let searchV11 = "/public/collection/v1.1/search"
 
     /// Department names that object records use instead of the `/departments` display name (API.md §4).
     static let departmentAliases: [String: Int] = [
@@ -122,8 +127,8 @@ public final class FixtureArchive: Sendable {
         switch path {
         case Self.v1 + "/departments": return Self.json(200, departmentsBody)
         case Self.v1 + "/objects": return list(query)
-        case Self.v1 + "/search": return search(query, paged: false)
-        case "/public/collection/v1.1/search": return search(query, paged: true)
+        case Self.searchV1: return search(query, paged: false)
+        case Self.searchV11: return search(query, paged: true)
         default:
             let objectPrefix = Self.v1 + "/objects/"
             if path.hasPrefix(objectPrefix), !path.dropFirst(objectPrefix.count).contains("/") {
