@@ -23,15 +23,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "MetFixtures", dependencies: ["MetCore"], swiftSettings: swiftSettings),
-        .target(name: "MetHTTP", dependencies: ["MetCore", "CLibevent", "CZlib"], swiftSettings: swiftSettings),
+        .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        .target(name: "MetHTTP", dependencies: ["MetCore", "CLibevent"], swiftSettings: swiftSettings),
         .target(
             name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
         .executableTarget(
-            name: "themet", dependencies: ["MetCore", "MetFixtures", "MetHTTP", "MetUpstream"],
+            name: "themet", dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP", "MetUpstream"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",
-            dependencies: ["MetCore", "MetFixtures", "MetHTTP"],
+            dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures"], swiftSettings: swiftSettings),
