@@ -1,20 +1,9 @@
 import CZlib
 
-/// gzip (RFC 1952) over the system zlib: compresses the fake Met's bodies and decodes the real
-/// Met's `Content-Encoding: gzip` answers. Stateless; safe from any thread.
+/// gzip (RFC 1952) compression over the system zlib: the copies themet keeps of cached bodies,
+/// and the fake Met's bodies. (Upstream answers are decoded by libcurl.) Stateless; safe from
+/// any thread.
 public enum Gzip {
-    /// Why `decompress(_:)` refused its input.
-    public struct DecompressionError: Error, Sendable, Equatable, CustomStringConvertible {
-        /// The zlib function that failed.
-        public var function: String
-        /// zlib's return code (`Z_DATA_ERROR`, `Z_BUF_ERROR` for truncated input, …).
-        public var code: Int32
-        /// zlib's own message, when it gave one.
-        public var message: String
-
-        public var description: String { "\(function) failed (\(code)): \(message)" }
-    }
-
     /// Output grows in steps of this many bytes.
     private static let chunkSize = 64 * 1024
 
@@ -68,62 +57,5 @@ public enum Gzip {
         return [UInt8](unsafeUninitializedCapacity: output.count) { buffer, count in
             count = buffer.initialize(fromContentsOf: output)
         }
-    }
-
-    /// Decompresses gzip (or zlib-wrapped) data. Several concatenated gzip members are joined,
-    /// as RFC 1952 allows.
-    ///
-    /// - Parameter bytes: the encoded body.
-    /// - Returns: the decoded bytes.
-    /// - Throws: `DecompressionError` for corrupt, truncated or empty input.
-    public static func decompress(_ bytes: [UInt8]) throws(DecompressionError) -> [UInt8] {
-        guard !bytes.isEmpty else {
-            throw DecompressionError(function: "inflate", code: Z_BUF_ERROR, message: "empty input")
-        }
-        var stream = z_stream()
-        let initResult = czlib_inflate_init_auto(&stream)
-        guard initResult == Z_OK else { throw error("inflateInit2", initResult, stream) }
-        defer { inflateEnd(&stream) }
-
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 4)
-        var input = bytes
-        return try input.withUnsafeMutableBufferPointer { (inputBuffer) throws(DecompressionError) -> [UInt8] in
-            var consumed = 0
-            var chunk = [UInt8](repeating: 0, count: chunkSize)
-            while consumed < inputBuffer.count {
-                let slice = min(inputBuffer.count - consumed, Int(UInt32.max))
-                stream.next_in = inputBuffer.baseAddress! + consumed
-                stream.avail_in = uInt(slice)
-                var result: Int32 = Z_OK
-                repeat {
-                    result = chunk.withUnsafeMutableBufferPointer { out in
-                        stream.next_out = out.baseAddress
-                        stream.avail_out = uInt(out.count)
-                        let code = inflate(&stream, Z_NO_FLUSH)
-                        output.append(contentsOf: out[0..<(out.count - Int(stream.avail_out))])
-                        return code
-                    }
-                    guard result == Z_OK || result == Z_STREAM_END else {
-                        throw error("inflate", result, stream)
-                    }
-                } while result != Z_STREAM_END && stream.avail_out == 0
-                consumed += slice - Int(stream.avail_in)
-                if result == Z_STREAM_END {
-                    // Another member may follow; anything else after the trailer is garbage.
-                    guard consumed < inputBuffer.count else { return output }
-                    let reset = inflateReset(&stream)
-                    guard reset == Z_OK else { throw error("inflateReset", reset, stream) }
-                } else if stream.avail_in == 0 && consumed == inputBuffer.count {
-                    break
-                }
-            }
-            throw DecompressionError(function: "inflate", code: Z_BUF_ERROR, message: "truncated input")
-        }
-    }
-
-    private static func error(_ function: String, _ code: Int32, _ stream: z_stream) -> DecompressionError {
-        let message = stream.msg.map { String(cString: $0) } ?? "no message"
-        return DecompressionError(function: function, code: code, message: message)
     }
 }
