@@ -36,6 +36,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures"], swiftSettings: swiftSettings),
+        .testTarget(name: "ThemetTests", dependencies: ["MetCore", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["MetCore", "themet", "met-fixture-server"],
