@@ -4,13 +4,13 @@ import MetCore
 /// The fake Met Collection API as a `Responder`: answers from a `FixtureArchive` with the real
 /// API's transport habits (chunked, gzip on request, Imperva cookies and headers, no caching
 /// headers), and can misbehave on purpose: added latency, random 503s, the firewall's 403 block
-/// after a burst (API.md §1, §6), and either generation of search missing (API.md §5.1).
-/// `met-fixture-server` serves it over HTTP.
+/// after a burst (docs/MET-API.md §1, §6), and either generation of search missing
+/// (docs/MET-API.md §5.1). `met-fixture-server` serves it over HTTP.
 ///
 /// Every request except `GET /__stats` is counted; `/__stats` reports the counts as JSON.
 /// Thread-safe: counters, the block window and the random generator sit in one `Locked`.
 public final class FakeMet: Responder {
-    /// Which generations of the Met's search the fake answers (API.md §5.1).
+    /// Which generations of the Met's search the fake answers (docs/MET-API.md §5.1).
     public enum SearchGenerations: String, Sendable, CaseIterable {
         /// Both `/v1/search` and `/v1.1/search` (the default).
         case both

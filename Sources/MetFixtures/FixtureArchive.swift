@@ -2,7 +2,8 @@ import Foundation
 import MetCore
 
 /// The fake Met's data and its answers: saved real bodies from a fixture directory, plus
-/// optional synthetic records, answered the way the Met Collection API answers (API.md §2–5).
+/// optional synthetic records, answered the way the Met Collection API answers
+/// (docs/MET-API.md §2–5).
 ///
 /// Directory layout (paths as on the Met's host, relative to `directory`):
 /// - `public/collection/v1/objects/<id>.json`: object records, served byte for byte;
@@ -43,7 +44,8 @@ public final class FixtureArchive: Sendable {
     /// The Met's v1.1 search path: paged by `offset` and `limit`.
     static let searchV11 = "/public/collection/v1.1/search"
 
-    /// Department names that object records use instead of the `/departments` display name (API.md §4).
+    /// Department names that object records use instead of the `/departments` display name
+    /// (docs/MET-API.md §4).
     static let departmentAliases: [String: Int] = [
         "The American Wing": 1,
         "The Michael C. Rockefeller Wing": 5,
