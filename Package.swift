@@ -22,17 +22,21 @@ let package = Package(
             resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
-        .target(name: "MetHTTP", dependencies: ["MetCore", "CLibevent", "CZlib"], swiftSettings: swiftSettings),
+        .target(name: "MetFixtures", dependencies: ["MetCore"], swiftSettings: swiftSettings),
+        .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        .target(name: "MetHTTP", dependencies: ["MetCore", "CLibevent"], swiftSettings: swiftSettings),
         .target(
             name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
         .executableTarget(
-            name: "themet", dependencies: ["MetCore", "MetHTTP", "MetUpstream"], swiftSettings: swiftSettings),
+            name: "themet", dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP", "MetUpstream"],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",
-            dependencies: ["MetCore", "MetHTTP"],
+            dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "MetCoreTests", dependencies: ["MetCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures"], swiftSettings: swiftSettings),
+        .testTarget(name: "ThemetTests", dependencies: ["MetCore", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["MetCore", "themet", "met-fixture-server"],

@@ -9,9 +9,4 @@ static inline int czlib_deflate_init_gzip(z_stream *stream, int level) {
     // windowBits 15 + 16 asks zlib for a gzip header and trailer instead of a zlib wrapper.
     return deflateInit2(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 }
-
-// inflateInit2 is a macro too; 15 + 32 accepts gzip or zlib headers.
-static inline int czlib_inflate_init_auto(z_stream *stream) {
-    return inflateInit2(stream, 15 + 32);
-}
 #endif

@@ -1,5 +1,7 @@
 import Foundation
 import MetCore
+import MetFixtures
+import MetGzip
 import MetHTTP
 
 // met-fixture-server: the fake Met API (Fixtures/ plus synthetic records) over real HTTP on loopback.

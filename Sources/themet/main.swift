@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetGzip
 import MetHTTP
 import MetUpstream
 

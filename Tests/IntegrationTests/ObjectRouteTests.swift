@@ -40,9 +40,10 @@ struct ObjectRouteTests {
         #expect(stats.paths["/public/collection/v1/objects/436535"] == 1)
     }
 
-    @Test func gzipForClientsThatAcceptIt() async throws {
+    @Test func gzipForClientsThatAcceptItInflatesToTheIdentityBody() async throws {
         let servers = try await Servers.start()
         let request = "GET /objects/436535 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
+        var compressed: [[UInt8]] = []
         for _ in 0..<2 {  // a miss, then a hit: both compressed
             let raw = try await RawHTTP.exchange(port: servers.themet.port, request: Array(request.utf8))
             let text = raw.text
@@ -50,6 +51,7 @@ struct ObjectRouteTests {
             #expect(text.contains("Content-Encoding: gzip"))
             #expect(text.contains("Vary: Accept-Encoding"))
             #expect(text.contains("-gzip\""))  // its own ETag
+            compressed.append(try raw.body())
         }
         // Keep-alive hits (sent with the head made once for the second) are compressed too.
         let keepAlive = "GET /objects/436535 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n"
@@ -63,6 +65,9 @@ struct ObjectRouteTests {
                 == (try Data(
                     contentsOf: BuiltProducts.fixtures.appendingPathComponent(
                         "public/collection/v1/objects/436535.json"))))
+        for body in compressed {
+            #expect(try await Gunzip.inflate(body) == [UInt8](identity.body))
+        }
     }
 
     @Test func projectsFields() async throws {

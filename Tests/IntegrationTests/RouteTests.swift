@@ -21,6 +21,17 @@ struct RouteTests {
         #expect(String(decoding: spec.body, as: UTF8.self).hasPrefix("openapi: 3.1"))
     }
 
+    @Test func gzipDepartmentsInflateToTheIdentityBody() async throws {
+        let servers = try await Servers.start()
+        let request = "GET /departments HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
+        let raw = try await RawHTTP.exchange(port: servers.themet.port, request: Array(request.utf8))
+        #expect(raw.text.hasPrefix("HTTP/1.1 200"))
+        #expect(raw.text.contains("Content-Encoding: gzip"))
+        let identity = try await servers.get("/departments", headers: ["Accept-Encoding": "identity"])
+        #expect(identity.header("Content-Encoding") == nil)
+        #expect(try await Gunzip.inflate(try raw.body()) == [UInt8](identity.body))
+    }
+
     @Test func mirrorSpeaksTheMetsDialect() async throws {
         let servers = try await Servers.start()
         let object = try await servers.get("/public/collection/v1/objects/45734")

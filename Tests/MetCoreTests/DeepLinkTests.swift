@@ -257,7 +257,9 @@ struct DeepLinkTargetTests {
         #expect(harness.upstream.calls.isEmpty)
     }
 
-    @Test(arguments: ["/open/", "/open/1/", "/open/1/x", "/open/https:%2F%2Fevil.example", "/OPEN/1"])
+    @Test(arguments: [
+        "/open/", "/open/1/", "/open/1/x", "/open/https:%2F%2Fevil.example", "/open/1%2F..%2F2?format=json", "/OPEN/1",
+    ])
     func otherPathsAreNoRoute(target: String) async {
         let response = await Harness().get(target)
         #expect(response.status == 404)
@@ -292,43 +294,5 @@ struct DeepLinkTargetTests {
         #expect(repeated.status == 400)
         #expect(repeated.problemCode == "invalid_parameter")
         #expect(repeated.headers["Location"] == nil)
-    }
-}
-
-@Suite("themet open: the command line")
-struct OpenCommandTests {
-    @Test(arguments: [
-        (["436535"], "/open/436535?format=json", []),
-        (
-            ["--upstream", "Fixtures", "1", "--data-dir=state"], "/open/1?format=json",
-            ["--upstream", "Fixtures", "--data-dir", "state"]
-        ),
-        (["1/../2"], "/open/1%2F..%2F2?format=json", []),
-    ])
-    func theIDBecomesTheTargetAndTheRestGoesToTheServer(arguments: [String], target: String, server: [String]) throws {
-        let parsed = try OpenCommand.parse(arguments)
-        #expect(parsed.target == target)
-        #expect(parsed.server == server)
-        #expect(RouteCommands.named("open").map(ObjectIdentifier.init) == ObjectIdentifier(OpenCommand.self))
-    }
-
-    @Test(arguments: [([], "ID"), (["1", "2"], "ID"), (["--upstream"], "--upstream")])
-    func badArgumentsNameTheirFlag(arguments: [String], flag: String) {
-        let error = #expect(throws: ConfigurationError.self) { try OpenCommand.parse(arguments) }
-        #expect(error?.flag == flag)
-    }
-
-    @Test(arguments: [("abc", 400), ("01", 400), ("1/../2", 404)])
-    func aBadIDIsTheServicesProblem(id: String, status: Int) async throws {
-        let harness = Harness()
-        #expect(await harness.get(try OpenCommand.parse([id]).target).status == status)
-        #expect(harness.upstream.calls.isEmpty)
-    }
-
-    @Test func theTargetAnswersJSON() async throws {
-        let upstream = FakeUpstream([Sample.objectKey(436_535): .json(WidgetSample.record(436_535))])
-        let response = await Harness(upstream: upstream).get(try OpenCommand.parse(["436535"]).target)
-        #expect(response.status == 200)
-        #expect(try response.jsonObject()["location"] as? String == "/objects/436535")
     }
 }

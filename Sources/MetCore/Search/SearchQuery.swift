@@ -38,8 +38,9 @@ public struct SearchQuery: Sendable, Equatable {
     ]
     /// The filters whose values are terms joined by `|`.
     static let termFilters: Set<String> = ["medium", "geoLocation"]
-    /// Every parameter `/search` takes.
-    static let parameters: Set<String> =
+    /// Every parameter `/search` takes (`themet search` and `themet timeline` split their
+    /// arguments by it).
+    package static let parameters: Set<String> =
         booleanFilters.union(termFilters).union([
             "q", "departmentId", "dateBegin", "dateEnd", "offset", "limit", "sort", "fields", "wait", "store",
         ])

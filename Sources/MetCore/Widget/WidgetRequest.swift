@@ -1,7 +1,7 @@
 import Foundation
 
 /// A validated `/widget/timeline` request.
-struct WidgetRequest: Sendable {
+package struct WidgetRequest: Sendable {
     /// The widget size.
     var family: WidgetFamily
     /// The first entry's date, seconds since 1970; nil for "now, rounded down to a whole interval".
@@ -13,8 +13,9 @@ struct WidgetRequest: Sendable {
 
     static let defaultInterval: Double = 3_600
     static let intervals: ClosedRange<Int> = 60...86_400
-    /// The parameters of the timeline itself; with `q`, the others are `/search`'s.
-    static let parameters: Set<String> = ["family", "start", "interval"]
+    /// The parameters of the timeline itself; with `q`, the others are `/search`'s. (`themet
+    /// timeline` splits its arguments by them.)
+    package static let parameters: Set<String> = ["family", "start", "interval"]
 
     init(_ target: RequestTarget) throws(Problem) {
         for name in Self.parameters where target.query.filter({ $0.name == name }).count > 1 {

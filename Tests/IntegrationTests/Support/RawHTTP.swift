@@ -12,6 +12,23 @@ enum RawHTTP {
         var closedByServer: Bool
 
         var text: String { String(decoding: bytes, as: UTF8.self) }
+
+        /// The body of the one response these bytes hold, framed by `Content-Length`. Throws
+        /// when there is no end of head, or the length is missing or differs from the body's.
+        func body() throws -> [UInt8] {
+            let separator = Array("\r\n\r\n".utf8)
+            guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
+                throw ProcessFailure("no end of head in \(text.prefix(200))")
+            }
+            let body = Array(bytes[(end + separator.count)...])
+            let fields = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n").dropFirst()
+            let length = fields.first { $0.lowercased().hasPrefix("content-length:") }?
+                .dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)
+            guard length == String(body.count) else {
+                throw ProcessFailure("Content-Length \(length ?? "missing") for a body of \(body.count) bytes")
+            }
+            return body
+        }
     }
 
     /// Connects to 127.0.0.1:`port`, sends `request`, then either reads until the server closes

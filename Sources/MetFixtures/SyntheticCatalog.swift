@@ -1,3 +1,5 @@
+import MetCore
+
 /// Made-up, Met-shaped object records for IDs `1...count`, for load tests (`--synthetic N`).
 ///
 /// Nothing is stored per ID. Each record is a pure function of its ID: independent SplitMix64

@@ -1,15 +1,16 @@
 import Foundation
+import MetCore
 
 /// The fake Met Collection API as a `Responder`: answers from a `FixtureArchive` with the real
 /// API's transport habits (chunked, gzip on request, Imperva cookies and headers, no caching
 /// headers), and can misbehave on purpose: added latency, random 503s, the firewall's 403 block
-/// after a burst (API.md §1, §6), and either generation of search missing (API.md §5.1).
-/// `met-fixture-server` serves it over HTTP.
+/// after a burst (docs/MET-API.md §1, §6), and either generation of search missing
+/// (docs/MET-API.md §5.1). `met-fixture-server` serves it over HTTP.
 ///
 /// Every request except `GET /__stats` is counted; `/__stats` reports the counts as JSON.
 /// Thread-safe: counters, the block window and the random generator sit in one `Locked`.
 public final class FakeMet: Responder {
-    /// Which generations of the Met's search the fake answers (API.md §5.1).
+    /// Which generations of the Met's search the fake answers (docs/MET-API.md §5.1).
     public enum SearchGenerations: String, Sendable, CaseIterable {
         /// Both `/v1/search` and `/v1.1/search` (the default).
         case both
@@ -99,8 +100,8 @@ public final class FakeMet: Responder {
         } else {
             var json = JSONWriter()
             json.beginObject()
-            json.member("message", string: "\(SearchAPI.v1.path) was retired on 2026-10-01.")
-            json.member("replacement", string: SearchAPI.v1_1.path)
+            json.member("message", string: "\(FixtureArchive.searchV1) was retired on 2026-10-01.")
+            json.member("replacement", string: FixtureArchive.searchV11)
             json.endObject()
             retiredSearchBody = json.bytes
         }
@@ -182,13 +183,13 @@ public final class FakeMet: Responder {
     /// any unknown path), or v1 retired (410 with the Met's notice). Nil for everything else.
     private func searchRefusal(path: String) -> UpstreamReply? {
         switch (options.searchAPI, path) {
-        case (.v1, SearchAPI.v1_1.path):
+        case (.v1, FixtureArchive.searchV11):
             var json = JSONWriter()
             json.beginObject()
             json.member("message", string: "Not Found")
             json.endObject()
             return UpstreamReply(status: 404, contentType: FixtureArchive.contentType, body: json.bytes)
-        case (.v1_1, SearchAPI.v1.path):
+        case (.v1_1, FixtureArchive.searchV1):
             return UpstreamReply(status: 410, contentType: FixtureArchive.contentType, body: retiredSearchBody)
         default:
             return nil

@@ -1,3 +1,5 @@
+import MetCore
+
 /// An offline upstream: answers Met paths from a fixture directory laid out like the Met's own
 /// paths (`Fixtures/` in this repository), with the same statuses and bodies the Met gives.
 public struct FixtureDirectoryUpstream: Upstream {

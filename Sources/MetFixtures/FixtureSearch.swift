@@ -1,3 +1,5 @@
+import MetCore
+
 /// One `/search` query of the fake Met, parsed once and then tested against many records.
 ///
 /// Matching works in two steps so that synthetic records can be searched without building them:

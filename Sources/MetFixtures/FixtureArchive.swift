@@ -1,7 +1,9 @@
 import Foundation
+import MetCore
 
 /// The fake Met's data and its answers: saved real bodies from a fixture directory, plus
-/// optional synthetic records, answered the way the Met Collection API answers (API.md §2–5).
+/// optional synthetic records, answered the way the Met Collection API answers
+/// (docs/MET-API.md §2–5).
 ///
 /// Directory layout (paths as on the Met's host, relative to `directory`):
 /// - `public/collection/v1/objects/<id>.json`: object records, served byte for byte;
@@ -37,8 +39,13 @@ public final class FixtureArchive: Sendable {
     private let synthetic: SyntheticCatalog
 
     private static let v1 = "/public/collection/v1"
+    /// The Met's v1 search path: every hit in one answer.
+    static let searchV1 = v1 + "/search"
+    /// The Met's v1.1 search path: paged by `offset` and `limit`.
+    static let searchV11 = "/public/collection/v1.1/search"
 
-    /// Department names that object records use instead of the `/departments` display name (API.md §4).
+    /// Department names that object records use instead of the `/departments` display name
+    /// (docs/MET-API.md §4).
     static let departmentAliases: [String: Int] = [
         "The American Wing": 1,
         "The Michael C. Rockefeller Wing": 5,
@@ -122,8 +129,8 @@ public final class FixtureArchive: Sendable {
         switch path {
         case Self.v1 + "/departments": return Self.json(200, departmentsBody)
         case Self.v1 + "/objects": return list(query)
-        case Self.v1 + "/search": return search(query, paged: false)
-        case "/public/collection/v1.1/search": return search(query, paged: true)
+        case Self.searchV1: return search(query, paged: false)
+        case Self.searchV11: return search(query, paged: true)
         default:
             let objectPrefix = Self.v1 + "/objects/"
             if path.hasPrefix(objectPrefix), !path.dropFirst(objectPrefix.count).contains("/") {

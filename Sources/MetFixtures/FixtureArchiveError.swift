@@ -1,3 +1,5 @@
+import MetCore
+
 /// Why a fixture directory could not be loaded. The message names the file at fault.
 public enum FixtureArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The directory has no `public/collection/v1` folder, so it is not a fixture directory.

@@ -1,9 +1,11 @@
 import MetCore
+import MetFixtures
+import MetUpstream
 
 extension ServerConfiguration {
     /// The upstream this configuration names: libcurl for an origin, the fixture archive for a
     /// directory. Throws a `ConfigurationError` for `--upstream` when either cannot be used.
-    public func makeUpstream() throws(ConfigurationError) -> any Upstream {
+    func makeUpstream() throws(ConfigurationError) -> any Upstream {
         switch upstream {
         case .origin(let origin):
             do {

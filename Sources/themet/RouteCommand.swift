@@ -1,4 +1,5 @@
 import Foundation
+import MetCore
 
 /// A subcommand of `themet` that answers one request through the core, without a server, and
 /// prints what the route returns: `search`, `timeline`, `open`.

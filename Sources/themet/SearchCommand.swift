@@ -1,4 +1,5 @@
 import Foundation
+import MetCore
 
 /// `themet search QUERY [--limit N] [filters…]`: the same core search as `GET /search`, run once
 /// from a terminal, for people without a front end.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import themet
 
 @Suite("themet search: the command line")
 struct SearchCommandTests {
@@ -44,10 +45,10 @@ struct SearchCommandTests {
         }
     }
 
-    @Test func aBadFilterValueIsTheServicesProblem() async throws {
+    @Test func aBadFilterValueIsTheServicesProblem() throws {
         let parsed = try SearchCommand.parse(["cypress", "--limit", "1000"])
-        let response = await SearchHarness().get(parsed.target)
-        #expect(response.status == 400)
-        #expect(try response.jsonObject()["parameter"] as? String == "limit")
+        #expect(parsed.target == "/search?q=cypress&limit=1000&wait=30000")
+        let problem = #expect(throws: Problem.self) { try SearchQuery(try RequestTarget(parsing: parsed.target)) }
+        #expect(problem?.parameter == "limit")
     }
 }

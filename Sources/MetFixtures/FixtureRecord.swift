@@ -1,3 +1,5 @@
+import MetCore
+
 /// What the fake Met knows about one object for search and list filters: a few attributes and
 /// the searchable text fields, already folded to lower case. The served bytes are kept elsewhere
 /// (`FixtureArchive`), untouched; this is only an index entry. Immutable, so `Sendable`.
@@ -126,7 +128,8 @@ struct FixtureRecord: Sendable {
 
 extension FixtureRecord {
     /// The keys of an object record that the index reads. Every key is optional and a value of
-    /// the wrong type counts as absent, because the schema changed over the years (API.md §3.2).
+    /// the wrong type counts as absent, because the schema changed over the years
+    /// (docs/MET-API.md §3.2).
     /// Property names are the Met's JSON keys, except `galleryNumber` (the Met's `GalleryNumber`).
     struct Fields: Sendable {
         /// One `constituents` entry; only the name is searched.
