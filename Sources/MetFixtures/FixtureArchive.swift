@@ -278,24 +278,7 @@ public final class FixtureArchive: Sendable {
 
     /// Parses `YYYY-MM-DD` (a real calendar day) into `yyyymmdd`; nil for anything else.
     static func day(_ text: String) -> Int? {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for index in range {
-                let digit = Int(bytes[index]) - Int(UInt8(ascii: "0"))
-                guard (0...9).contains(digit) else { return nil }
-                value = value * 10 + digit
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-            (1...12).contains(month), day >= 1
-        else { return nil }
-        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let lengths = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard day <= lengths[month - 1] else { return nil }
-        return year * 10_000 + month * 100 + day
+        CalendarDate(parsing: text).map { $0.year * 10_000 + $0.month * 100 + $0.day }
     }
 
     /// Merges two ascending ID lists into one.

@@ -42,15 +42,6 @@ public enum RouteCommands {
         FileHandle.standardOutput.write(Data(output + [0x0A]))
         return 0
     }
-
-    /// `?name=value&…`, percent-encoded.
-    static func query(_ items: [RequestTarget.QueryItem]) -> String {
-        items.isEmpty
-            ? ""
-            : "?"
-                + items.map { "\(SearchCommand.encode($0.name))=\(SearchCommand.encode($0.value))" }
-                .joined(separator: "&")
-    }
 }
 
 /// `themet timeline [--family large] [--q QUERY] [search flags]`: the widget timeline.
@@ -73,7 +64,7 @@ public enum TimelineCommand: RouteCommand {
         if items.contains(where: { $0.name == "q" }), !items.contains(where: { $0.name == "wait" }) {
             items.append(.init(name: "wait", value: String(SearchQuery.maxWaitMilliseconds)))
         }
-        return ("/widget/timeline" + RouteCommands.query(items), server)
+        return (PercentEncoding.target(path: "/widget/timeline", query: items, keeping: [.comma, .pipe]), server)
     }
 }
 
@@ -91,7 +82,7 @@ public enum OpenCommand: RouteCommand {
         guard positional.count == 1, let id = positional.first else {
             throw ConfigurationError(flag: "ID", reason: "expected exactly one object ID")
         }
-        return ("/open/\(SearchCommand.encode(id))?format=json", server)
+        return ("/open/\(PercentEncoding.encode(id))?format=json", server)
     }
 }
 

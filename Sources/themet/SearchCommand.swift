@@ -32,12 +32,6 @@ public enum SearchCommand: RouteCommand {
             items.append(.init(name: "wait", value: String(SearchQuery.maxWaitMilliseconds)))
         }
         items.insert(.init(name: "q", value: query), at: 0)
-        return ("/search" + RouteCommands.query(items), server)
-    }
-
-    static func encode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~,|")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        return (PercentEncoding.target(path: "/search", query: items, keeping: [.comma, .pipe]), server)
     }
 }
