@@ -24,9 +24,10 @@ private struct RetryRig {
         configure(&configuration)
         pacer = UpstreamPacer(configuration: configuration, time: time)
         client = MetClient(
-            configuration: configuration, upstream: upstream, monitor: monitor, time: time, logger: log.logger(),
-            pacer: pacer,
-            retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: baseDelay, maxDelay: maxDelay) { jitter })
+            upstream: upstream, monitor: monitor, pacer: pacer,
+            retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: baseDelay, maxDelay: maxDelay) { jitter },
+            attemptTimeout: configuration.upstreamTimeout, fetchTimeout: configuration.requestTimeout, time: time,
+            logger: log.logger())
     }
 
     /// Upstream attempts the monitor has recorded.

@@ -48,8 +48,10 @@ public final class MetService: Responder {
         let pacer = UpstreamPacer(configuration: configuration, time: time)
         self.pacer = pacer
         let client = MetClient(
-            configuration: configuration, upstream: upstream, monitor: monitor, time: time, logger: logger,
-            pacer: pacer)
+            upstream: upstream, monitor: monitor, pacer: pacer,
+            retryPolicy: RetryPolicy(maxAttempts: configuration.upstreamRetries + 1),
+            attemptTimeout: configuration.upstreamTimeout, fetchTimeout: configuration.requestTimeout, time: time,
+            logger: logger)
         fetcher = CachedFetcher(
             client: client, cache: cache, time: time, freshness: configuration.freshness, compress: compress)
         driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger)

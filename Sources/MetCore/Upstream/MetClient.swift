@@ -34,24 +34,24 @@ public struct MetClient: Sendable {
     private let logger: Logger
 
     /// - Parameters:
-    ///   - configuration: the upstream policy is read from it: `upstreamRate`, `upstreamBurst` and
-    ///     `upstreamConcurrency` for the pacer, `upstreamRetries`, `upstreamTimeout` (one attempt)
-    ///     and `requestTimeout` (one fetch).
     ///   - monitor: the breaker and call figures, shared by every client of this upstream.
-    ///   - time: the clock for deadlines, pacing and back-off.
     ///   - pacer: the one pacer every call to this upstream goes through, built where the
     ///     application is assembled.
-    ///   - retryPolicy: a policy to use instead of the configuration's (for tests, to fix the jitter).
+    ///   - retryPolicy: which failures are tried again, and the pauses between attempts.
+    ///   - attemptTimeout: seconds one attempt may take (`--upstream-timeout`).
+    ///   - fetchTimeout: seconds one fetch may take in all, retries included, unless the caller
+    ///     gives a deadline (`--request-timeout`).
+    ///   - time: the clock for deadlines, pacing and back-off.
     public init(
-        configuration: ServerConfiguration, upstream: any Upstream, monitor: UpstreamMonitor, time: any TimeSource,
-        logger: Logger, pacer: UpstreamPacer, retryPolicy: RetryPolicy? = nil
+        upstream: any Upstream, monitor: UpstreamMonitor, pacer: UpstreamPacer, retryPolicy: RetryPolicy,
+        attemptTimeout: Double, fetchTimeout: Double, time: any TimeSource, logger: Logger
     ) {
         self.upstream = upstream
         self.monitor = monitor
         self.pacer = pacer
-        self.retryPolicy = retryPolicy ?? RetryPolicy(configuration: configuration)
-        upstreamTimeout = configuration.upstreamTimeout
-        requestTimeout = configuration.requestTimeout
+        self.retryPolicy = retryPolicy
+        upstreamTimeout = attemptTimeout
+        requestTimeout = fetchTimeout
         self.time = time
         deadlines = DeadlineTimer(time: time)
         self.logger = logger

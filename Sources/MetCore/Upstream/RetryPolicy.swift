@@ -39,12 +39,6 @@ public struct RetryPolicy: Sendable {
         self.random = random
     }
 
-    /// The policy `configuration` describes: `--upstream-retries` retries after the first
-    /// attempt, with the default delays.
-    public init(configuration: ServerConfiguration) {
-        self.init(maxAttempts: configuration.upstreamRetries + 1)
-    }
-
     /// Whether an attempt that failed with `error` may be tried again.
     public static func isRetryable(_ error: UpstreamError) -> Bool {
         switch error {
