@@ -48,6 +48,23 @@ struct SearchRouteTests {
         #expect(stats.total == 3)
     }
 
+    @Test func aGzipSearchPageInflatesToTheIdentityPageOnAMissAndOnAHit() async throws {
+        let servers = try await Servers.start(themet: Self.unpaced)
+        let target = "/search?q=cypress&store=false"
+        let request = "GET \(target) HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
+        let miss = try await RawHTTP.exchange(port: servers.themet.port, request: Array(request.utf8))
+        let hit = try await RawHTTP.exchange(port: servers.themet.port, request: Array(request.utf8))
+        let identity = try await servers.get(target, headers: ["Accept-Encoding": "identity"])
+        #expect(identity.header("Content-Encoding") == nil)
+        #expect(identity.header("Vary") == "Accept-Encoding")
+        for (raw, outcome) in [(miss, "fwd=uri-miss"), (hit, "hit")] {
+            #expect(raw.text.hasPrefix("HTTP/1.1 200"))
+            #expect(raw.text.contains("Content-Encoding: gzip\r\n"))
+            #expect(raw.text.contains(outcome))
+            #expect(try await Gunzip.inflate(try raw.body()) == [UInt8](identity.body))
+        }
+    }
+
     @Test func aRecordWithoutAnImageIsListedAsSuch() async throws {
         let servers = try await Servers.start(themet: Self.unpaced)
         let json = try await servers.get("/search?q=liberty").json()
