@@ -17,8 +17,10 @@ let package = Package(
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent", providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
         .target(
             name: "MetCore",
+            dependencies: ["HTTPGrammar"],
             resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
@@ -35,7 +37,8 @@ let package = Package(
             dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures", "HTTPGrammar"], swiftSettings: swiftSettings),
         .testTarget(name: "ThemetTests", dependencies: ["MetCore", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPGrammar
 import Testing
 
 @testable import MetCore
@@ -117,7 +118,7 @@ struct RoutingTests {
         #expect(response.status == 204)
         let value = try #require(response.headers["Access-Control-Allow-Headers"])
         #expect(value == allowed)
-        #expect(value.utf8.allSatisfy { FieldLine.isTokenByte($0) || $0 == UInt8(ascii: ",") || $0 == 0x20 })
+        #expect(value.utf8.allSatisfy { Grammar.isTokenByte($0) || $0 == UInt8(ascii: ",") || $0 == 0x20 })
     }
 
     @Test func everyResponseCarriesTheCORSOrigin() async throws {

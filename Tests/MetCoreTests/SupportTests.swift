@@ -1,3 +1,4 @@
+import HTTPGrammar
 import Testing
 
 @testable import MetCore
@@ -39,7 +40,7 @@ struct SupportTests {
 
     @Test(arguments: [("a-b", "A-B", true), ("a[b", "A{B", false), ("@", "`", false), ("1", "1", true), ("", "", true)])
     func caseInsensitiveEqualityOnlyFoldsLetters(a: String, b: String, equal: Bool) {
-        #expect(a.caseInsensitiveEquals(b) == equal)
+        #expect(Grammar.equalsIgnoringCase(a.utf8, b.utf8) == equal)
     }
 
     @Test func theLoggerWritesOnlyEnabledLevelsAndBuildsNoOtherMessage() {

@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// What a CORS preflight answers in `Access-Control-Allow-Headers`.
 enum CORSHeaders {
     /// Sent when the preflight names no usable header.
@@ -20,7 +22,7 @@ enum CORSHeaders {
         for element in requested.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
             let isWhiteSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
             let name = element.drop(while: isWhiteSpace).reversed().drop(while: isWhiteSpace).reversed()
-            guard !name.isEmpty, name.count <= maxNameLength, name.allSatisfy(FieldLine.isTokenByte) else { continue }
+            guard !name.isEmpty, name.count <= maxNameLength, name.allSatisfy(Grammar.isTokenByte) else { continue }
             names.append(String(decoding: name, as: UTF8.self))
             if names.count == maxNames { break }
         }

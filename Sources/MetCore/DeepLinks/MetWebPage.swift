@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// The check on a record's `objectURL` before it goes into a `Location`: the value comes from the
 /// upstream (or a fixture, or a poisoned cache), so it is parsed strictly and written out again,
 /// never passed through.
@@ -65,8 +67,8 @@ enum MetWebPage {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if bytes[index] == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex, RequestTarget.hexValue(bytes[index + 1]) != nil,
-                    RequestTarget.hexValue(bytes[index + 2]) != nil
+                guard index + 2 < bytes.endIndex, Grammar.hexValue(bytes[index + 1]) != nil,
+                    Grammar.hexValue(bytes[index + 2]) != nil
                 else { return false }
                 index += 3
             } else {

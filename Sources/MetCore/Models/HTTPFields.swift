@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// An ordered list of HTTP header fields. Names compare case-insensitively (RFC 9110 §5.1);
 /// the order and spelling given are kept for output.
 public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
@@ -31,12 +33,12 @@ public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionary
 
     /// The first value for `name` (case-insensitive), or nil.
     public subscript(name: String) -> String? {
-        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+        fields.first { Grammar.equalsIgnoringCase($0.name.utf8, name.utf8) }?.value
     }
 
     /// Every value for `name` (case-insensitive), in the order sent.
     public func values(for name: String) -> [String] {
-        fields.lazy.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+        fields.lazy.filter { Grammar.equalsIgnoringCase($0.name.utf8, name.utf8) }.map(\.value)
     }
 
     /// Appends a field line, keeping any existing ones with the same name.
@@ -57,25 +59,8 @@ public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionary
 
     /// Removes every field named `name`.
     public mutating func remove(_ name: String) {
-        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+        fields.removeAll { Grammar.equalsIgnoringCase($0.name.utf8, name.utf8) }
     }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
-}
-
-extension StringProtocol {
-    /// ASCII case-insensitive equality, enough for header names and tokens.
-    func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
-        var a = utf8.makeIterator()
-        var b = other.utf8.makeIterator()
-        while true {
-            switch (a.next(), b.next()) {
-            case (nil, nil): return true
-            case (let x?, let y?):
-                if x == y { continue }
-                if x | 0x20 != y | 0x20 || !(0x61...0x7A).contains(x | 0x20) { return false }
-            default: return false
-            }
-        }
-    }
 }

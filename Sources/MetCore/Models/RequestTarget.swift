@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// A request target split into a decoded path and decoded query items.
 public struct RequestTarget: Sendable, Equatable {
     /// One `name=value` pair of the query, percent-decoded, `+` read as a space.
@@ -72,7 +74,9 @@ public struct RequestTarget: Sendable, Equatable {
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                guard let high = iterator.next().flatMap(Grammar.hexValue),
+                    let low = iterator.next().flatMap(Grammar.hexValue)
+                else {
                     return nil
                 }
                 bytes.append(high << 4 | low)
@@ -83,15 +87,5 @@ public struct RequestTarget: Sendable, Equatable {
             }
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    /// The value of one hex digit, or nil.
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// Percent-encoding (RFC 3986 §2.1) byte by byte over UTF-8: total, so no string a client can
 /// send makes it fail or trap. Every URL the server builds from client values goes through it:
 /// the upstream target (`UpstreamTarget`) and the `/search` links it hands out, both written by
@@ -15,7 +17,7 @@ public enum PercentEncoding {
         var index = runStart
         while index != bytes.endIndex {
             let byte = bytes[index]
-            if isUnreserved(byte) || kept.keeps(byte) {
+            if Grammar.isUnreserved(byte) || kept.keeps(byte) {
                 bytes.formIndex(after: &index)
                 continue
             }
@@ -82,18 +84,6 @@ public enum PercentEncoding {
             case UInt8(ascii: "/"): contains(.slash)
             default: false
             }
-        }
-    }
-
-    /// RFC 3986 `unreserved`.
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-            UInt8(ascii: "~"):
-            true
-        default:
-            false
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPGrammar
 
 /// The `uri-host [":" port]` grammar of a `Host` field value and of the authority in an
 /// absolute-form or authority-form request target (RFC 9112 §3.2, RFC 3986 §3.2.2–3.2.3).
@@ -39,13 +40,13 @@ enum Authority {
         while index < bytes.endIndex {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex, RequestTarget.hexValue(bytes[index + 1]) != nil,
-                    RequestTarget.hexValue(bytes[index + 2]) != nil
+                guard index + 2 < bytes.endIndex, Grammar.hexValue(bytes[index + 1]) != nil,
+                    Grammar.hexValue(bytes[index + 2]) != nil
                 else { return false }
                 index += 3
                 continue
             }
-            guard PercentEncoding.isUnreserved(byte) || isSubDelimiter(byte) else { return false }
+            guard Grammar.isUnreserved(byte) || isSubDelimiter(byte) else { return false }
             index += 1
         }
         return true
@@ -57,14 +58,14 @@ enum Authority {
         if let first = bytes.first, first | 0x20 == UInt8(ascii: "v") {
             let afterV = bytes.dropFirst()
             guard let dot = afterV.firstIndex(of: UInt8(ascii: ".")), dot > afterV.startIndex,
-                afterV[..<dot].allSatisfy({ RequestTarget.hexValue($0) != nil })
+                afterV[..<dot].allSatisfy({ Grammar.hexValue($0) != nil })
             else { return false }
             let tail = afterV[(dot + 1)...]
             return !tail.isEmpty
-                && tail.allSatisfy { PercentEncoding.isUnreserved($0) || isSubDelimiter($0) || $0 == UInt8(ascii: ":") }
+                && tail.allSatisfy { Grammar.isUnreserved($0) || isSubDelimiter($0) || $0 == UInt8(ascii: ":") }
         }
         // inet_pton alone would take no more than 45 bytes of hex digits, colons and dots anyway.
-        guard bytes.count <= 45, bytes.allSatisfy({ RequestTarget.hexValue($0) != nil || $0 == 0x3A || $0 == 0x2E })
+        guard bytes.count <= 45, bytes.allSatisfy({ Grammar.hexValue($0) != nil || $0 == 0x3A || $0 == 0x2E })
         else { return false }
         var address = in6_addr()
         return String(decoding: bytes, as: UTF8.self).withCString { inet_pton(AF_INET6, $0, &address) } == 1

@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// Decodes a request body sent with `Transfer-Encoding: chunked` (RFC 9112 §7.1), incrementally:
 /// each call takes the bytes received since the last one and keeps its place, so a body is read
 /// once however it is split, and at most one line is ever waited on. Strict: every line ends in
@@ -134,7 +136,7 @@ public struct ChunkedDecoder: Sendable {
         var index = line.startIndex
         var size = 0
         var overflowed = false
-        while index < line.endIndex, let digit = RequestTarget.hexValue(line[index]) {
+        while index < line.endIndex, let digit = Grammar.hexValue(line[index]) {
             if size > Int.max >> 4 { overflowed = true } else { size = size << 4 | Int(digit) }
             index += 1
         }
@@ -146,7 +148,7 @@ public struct ChunkedDecoder: Sendable {
         }
         func skipToken() throws(Problem) {
             let start = index
-            while index < line.endIndex && FieldLine.isTokenByte(line[index]) { index += 1 }
+            while index < line.endIndex && Grammar.isTokenByte(line[index]) { index += 1 }
             guard index > start else { throw malformedExtension }
         }
         skipWhitespace()

@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// The byte-level grammar shared by the request head and chunked trailers (RFC 9110 §5,
 /// RFC 9112 §2.2 and §5): strict CRLF lines, tokens and field lines.
 enum FieldLine {
@@ -11,7 +13,7 @@ enum FieldLine {
             throw Problem(.malformedRequest, "Header field line folding is obsolete and not accepted.")
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-            line[..<colon].allSatisfy(isTokenByte)
+            line[..<colon].allSatisfy(Grammar.isTokenByte)
         else {
             throw Problem(.malformedRequest, "A header field line must be NAME: VALUE, with a token for the name.")
         }
@@ -22,17 +24,6 @@ enum FieldLine {
             throw Problem(.malformedRequest, "A header field value contains control characters.")
         }
         return (line[..<colon], value)
-    }
-
-    /// RFC 9110 `tchar`.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 
     static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }

@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// The head of one HTTP/1.x request (request line and header fields), parsed from the bytes a
 /// client sent. Pure: the HTTP layer finds the head's end with `end(in:from:)`, parses it here,
 /// then reads the body the head announces.
@@ -73,7 +75,7 @@ public struct RequestHead: Sendable, Equatable {
         let space = UInt8(ascii: " ")
         guard let methodEnd = requestLine.firstIndex(of: space), methodEnd > requestLine.startIndex,
             let targetEnd = requestLine[(methodEnd + 1)...].firstIndex(of: space),
-            requestLine[requestLine.startIndex..<methodEnd].allSatisfy(FieldLine.isTokenByte)
+            requestLine[requestLine.startIndex..<methodEnd].allSatisfy(Grammar.isTokenByte)
         else {
             throw Self.malformed("The request line must be METHOD TARGET HTTP/1.1.")
         }
@@ -99,23 +101,23 @@ public struct RequestHead: Sendable, Equatable {
             let field = HTTPFields.Field(name: Self.string(rawName), value: Self.string(rawValue))
             headers.append(field)
             switch field.name.utf8.count {
-            case 4 where field.name.caseInsensitiveEquals("Host"):
+            case 4 where Grammar.equalsIgnoringCase(field.name.utf8, "Host".utf8):
                 guard Authority.isValid(rawValue) else {
                     throw Self.malformed("The Host field must be a host name or address, with an optional port.")
                 }
                 hostFields += 1
-            case 6 where field.name.caseInsensitiveEquals("Expect"):
-                expectsContinue = expectsContinue || field.value.caseInsensitiveEquals("100-continue")
-            case 10 where field.name.caseInsensitiveEquals("Connection"):
+            case 6 where Grammar.equalsIgnoringCase(field.name.utf8, "Expect".utf8):
+                expectsContinue = expectsContinue || Grammar.equalsIgnoringCase(field.value.utf8, "100-continue".utf8)
+            case 10 where Grammar.equalsIgnoringCase(field.name.utf8, "Connection".utf8):
                 for token in field.value.split(separator: ",") {
                     let token = token.trimmingSpaces()
-                    if token.caseInsensitiveEquals("close") { closeRequested = true }
-                    if token.caseInsensitiveEquals("keep-alive") { keepAliveRequested = true }
+                    if Grammar.equalsIgnoringCase(token.utf8, "close".utf8) { closeRequested = true }
+                    if Grammar.equalsIgnoringCase(token.utf8, "keep-alive".utf8) { keepAliveRequested = true }
                 }
-            case 14 where field.name.caseInsensitiveEquals("Content-Length"):
+            case 14 where Grammar.equalsIgnoringCase(field.name.utf8, "Content-Length".utf8):
                 framing = try Self.contentLength(field.value, previous: sawLength ? framing : nil)
                 sawLength = true
-            case 17 where field.name.caseInsensitiveEquals("Transfer-Encoding"):
+            case 17 where Grammar.equalsIgnoringCase(field.name.utf8, "Transfer-Encoding".utf8):
                 sawCoding = true
             default:
                 break
@@ -179,7 +181,7 @@ public struct RequestHead: Sendable, Equatable {
         }
         guard minorVersion == 1 else { throw malformed("HTTP/1.0 requests cannot use Transfer-Encoding.") }
         let tokens = headers.values(for: "Transfer-Encoding").flatMap { $0.split(separator: ",") }
-        guard tokens.count == 1, tokens[0].trimmingSpaces().caseInsensitiveEquals("chunked") else {
+        guard tokens.count == 1, Grammar.equalsIgnoringCase(tokens[0].trimmingSpaces().utf8, "chunked".utf8) else {
             throw Problem(
                 .transferCodingNotSupported, "Only the chunked transfer coding is accepted on request bodies.")
         }

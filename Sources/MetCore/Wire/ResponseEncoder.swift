@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// Turns a `Response` into the bytes of an HTTP/1.1 response. Pure; the HTTP layer writes the
 /// two parts with one `writev`.
 public enum ResponseEncoder {
@@ -68,7 +70,7 @@ public enum ResponseEncoder {
         value.makeContiguousUTF8()
         name.utf8.withContiguousStorageIfAvailable { name in
             value.utf8.withContiguousStorageIfAvailable { value in
-                guard !name.isEmpty, name.allSatisfy(FieldLine.isTokenByte) else { return }
+                guard !name.isEmpty, name.allSatisfy(Grammar.isTokenByte) else { return }
                 for byte in value where byte == 13 || byte == 10 || byte == 0 { return }
                 bytes.append(contentsOf: name)
                 bytes.append(UInt8(ascii: ":"))

@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// Which of the four request-target forms of RFC 9112 §3.2 a target is in, checked against the
 /// method: origin-form (`/path?query`) for any method but CONNECT; absolute-form (`http://host/path?query`,
 /// `http` or `https`, no userinfo) for any method, as §3.2.2 requires servers to accept;
@@ -23,7 +25,9 @@ struct TargetForm {
         let schemeEnd = target.firstIndex(of: UInt8(ascii: ":")) ?? target.endIndex
         let scheme = String(decoding: UnsafeRawBufferPointer(rebasing: target[..<schemeEnd]), as: UTF8.self)
         let afterScheme = target[schemeEnd...]
-        guard scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https"),
+        guard
+            Grammar.equalsIgnoringCase(scheme.utf8, "http".utf8)
+                || Grammar.equalsIgnoringCase(scheme.utf8, "https".utf8),
             afterScheme.starts(with: "://".utf8)
         else {
             throw Problem(
