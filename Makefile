@@ -102,7 +102,7 @@ bench-smoke: deps
 	$(call bench_run,--smoke)
 
 test-unit: deps
-	$(SWIFT) test --filter 'MetCoreTests|ThemetTests'
+	$(SWIFT) test --filter 'MetCoreTests|ThemetTests|HTTPWireTests|MetHTTPTests'
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

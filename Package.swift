@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
+        .target(name: "HTTPWire", dependencies: ["HTTPGrammar"], swiftSettings: swiftSettings),
         .target(
             name: "MetCore",
             dependencies: ["HTTPGrammar"],
@@ -26,7 +27,9 @@ let package = Package(
         ),
         .target(name: "MetFixtures", dependencies: ["MetCore"], swiftSettings: swiftSettings),
         .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
-        .target(name: "MetHTTP", dependencies: ["MetCore", "CLibevent"], swiftSettings: swiftSettings),
+        .target(
+            name: "MetHTTP", dependencies: ["MetCore", "HTTPWire", "HTTPGrammar", "CLibevent"],
+            swiftSettings: swiftSettings),
         .target(
             name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
         .executableTarget(
@@ -37,6 +40,9 @@ let package = Package(
             dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "HTTPGrammar"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MetHTTPTests", dependencies: ["MetHTTP", "MetCore", "HTTPWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures", "HTTPGrammar"], swiftSettings: swiftSettings),
         .testTarget(name: "ThemetTests", dependencies: ["MetCore", "themet"], swiftSettings: swiftSettings),

@@ -1,11 +1,12 @@
 // libFuzzer harness: the incremental chunked decoder. The first byte picks how the rest is split
 // across reads; decoding in pieces must give exactly what decoding in one go gives.
-@testable import MetCore
+@testable import HTTPWire
 
 private struct Outcome: Equatable {
     var body: [UInt8]?
     var consumed: Int
-    var failure: ProblemCode?
+    /// The kind of failure (the case of `WireError`), its detail aside.
+    var failure: Substring?
 }
 
 private func decode(_ bytes: UnsafeRawBufferPointer, step: Int) -> Outcome {
@@ -19,7 +20,7 @@ private func decode(_ bytes: UnsafeRawBufferPointer, step: Int) -> Outcome {
             precondition(taken >= 0 && taken <= available - consumed, "consumed more than it was given")
             consumed += taken
         } catch {
-            return Outcome(body: nil, consumed: consumed, failure: error.code)
+            return Outcome(body: nil, consumed: consumed, failure: "\(error)".prefix { $0 != "(" })
         }
         precondition(decoder.body.count <= 4_096, "the body outgrew its limit")
     }

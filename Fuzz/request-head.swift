@@ -1,6 +1,8 @@
 // libFuzzer harness: the request-head reader (`RequestHead.end` and `RequestHead(parsing:)`).
 // Beyond not trapping, a head that parses must obey the rules the parser promises.
-@testable import MetCore
+import HTTPGrammar
+
+@testable import HTTPWire
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -14,10 +16,13 @@ public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     guard let head = try? RequestHead(parsing: UnsafeRawBufferPointer(rebasing: bytes[..<end])) else { return 0 }
     precondition(!head.target.isEmpty && head.target.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F })
-    precondition(head.minorVersion == 0 || head.headers.values(for: "Host").count == 1)
-    precondition(head.headers.values(for: "Host").count <= 1)
+    let hosts = head.fields.filter { Grammar.equalsIgnoringCase($0.name.utf8, "Host".utf8) }.count
+    precondition(head.minorVersion == 0 || hosts == 1)
+    precondition(hosts <= 1)
     let raw = bytes[..<end]
     precondition(!zip(raw, raw.dropFirst()).contains { $0 != 0x0D && $1 == 0x0A }, "a bare LF was accepted")
-    if case .chunked = head.framing { precondition(head.headers["content-length"] == nil) }
+    if case .chunked = head.framing {
+        precondition(!head.fields.contains { Grammar.equalsIgnoringCase($0.name.utf8, "Content-Length".utf8) })
+    }
     return 0
 }

@@ -1,5 +1,6 @@
 import CLibevent
 import Foundation
+import HTTPWire
 import MetCore
 
 /// One client connection: reads HTTP/1.x requests off the socket, hands each to its loop, and
@@ -168,7 +169,12 @@ final class HTTPConnection {
             guard end <= limits.headBytes else {
                 throw Problem(.headersTooLarge, "The request head is larger than \(limits.headBytes) bytes.")
             }
-            let parsed = try RequestHead(parsing: UnsafeRawBufferPointer(rebasing: input.bytes[..<end]))
+            let parsed: RequestHead
+            do {
+                parsed = try RequestHead(parsing: UnsafeRawBufferPointer(rebasing: input.bytes[..<end]))
+            } catch {
+                throw Problem(error)
+            }
             switch parsed.framing {
             case .length(let length) where length > limits.bodyBytes:
                 throw Problem(.bodyTooLarge, "The request body is larger than \(limits.bodyBytes) bytes.")
@@ -185,7 +191,11 @@ final class HTTPConnection {
         let body: [UInt8]
         if var decoder = chunked {
             chunked = nil  // Not left half-updated in `self` while it decodes (no copy on write).
-            input.consume(try decoder.decode(input.bytes))
+            do {
+                input.consume(try decoder.decode(input.bytes))
+            } catch {
+                throw Problem(error)
+            }
             guard decoder.isComplete else {
                 chunked = decoder
                 sendContinueIfExpected(parsed)

@@ -1,5 +1,6 @@
 import CLibevent
 import Foundation
+import HTTPWire
 import MetCore
 import Synchronization
 

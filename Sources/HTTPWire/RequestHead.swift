@@ -8,33 +8,36 @@ public struct RequestHead: Sendable, Equatable {
     public enum Framing: Sendable, Equatable {
         /// Exactly this many bytes follow (0 when the request has no body).
         case length(Int)
-        /// A chunked body follows (see `ChunkedBody`).
+        /// A chunked body follows (see `ChunkedDecoder`).
         case chunked
+    }
+
+    /// One header field line.
+    public struct Field: Sendable, Equatable {
+        /// The name as sent (a token; compare it case-insensitively).
+        public var name: String
+        /// The value, trimmed of surrounding spaces and tabs.
+        public var value: String
     }
 
     /// The method as sent (a token; case-sensitive).
     public var method: String
-    /// The request target in origin-form (`/path?query`) as the core routes it: as sent, except
+    /// The request target in origin-form (`/path?query`) as a server routes it: as sent, except
     /// that an absolute-form target (`http://host/path?query`) is reduced to its path and query
     /// (`/` when the path is empty). `*` (OPTIONS) and `host:port` (CONNECT) are kept as sent.
     public var target: String
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     public var minorVersion: Int
-    /// The header fields in the order sent, values trimmed of surrounding spaces and tabs. With an
-    /// absolute-form target, `Host` holds the target's authority (RFC 9112 §3.2.2: it wins over
-    /// the field sent).
-    public var headers: HTTPFields
+    /// The header fields in the order sent. With an absolute-form target, one `Host` field holding
+    /// the target's authority replaces those sent (RFC 9112 §3.2.2: it wins over the field) and
+    /// comes last.
+    public var fields: [Field]
     /// How the body is delimited.
     public var framing: Framing
     /// Whether the connection may carry another request after this one's response.
     public var keepAlive: Bool
     /// Whether the client waits for `100 Continue` before it sends the body.
     public var expectsContinue: Bool
-
-    /// The request the core sees, with `body`.
-    public func request(body: [UInt8]) -> Request {
-        Request(method: method, target: target, headers: headers, body: body)
-    }
 
     /// The offset just past the blank line that ends a head starting at `bytes[0]`, or nil when
     /// the head is not complete yet. A bare LF also counts as a line end here, only so that a head
@@ -63,76 +66,80 @@ public struct RequestHead: Sendable, Equatable {
     /// one `Host`, and any `Host` is a valid `uri-host [":" port]`. Empty lines before the request
     /// line are skipped, as RFC 9112 §2.2 allows.
     ///
-    /// - Throws: `malformed_request` (400) for anything that is not an HTTP/1.x request head, with
-    ///   a detail naming what is wrong; `invalid_request_target` (400) for a target in no valid
-    ///   form; `http_version_not_supported` (505) for another major version;
-    ///   `transfer_coding_not_supported` (501) for a transfer coding other than chunked.
-    public init(parsing bytes: UnsafeRawBufferPointer) throws(Problem) {
+    /// - Throws: `malformed` for anything that is not an HTTP/1.x request head, with a detail
+    ///   naming what is wrong; `invalidTarget` for a target in no valid form; `unsupportedVersion`
+    ///   for another major version; `unsupportedTransferCoding` for a transfer coding other than
+    ///   chunked.
+    public init(parsing bytes: UnsafeRawBufferPointer) throws(WireError) {
         var lines = LineReader(bytes)
         var requestLine = try lines.next()
         while let line = requestLine, line.isEmpty { requestLine = try lines.next() }
-        guard let requestLine else { throw Self.malformed("The request has no request line.") }
+        guard let requestLine else { throw .malformed("The request has no request line.") }
         let space = UInt8(ascii: " ")
         guard let methodEnd = requestLine.firstIndex(of: space), methodEnd > requestLine.startIndex,
             let targetEnd = requestLine[(methodEnd + 1)...].firstIndex(of: space),
             requestLine[requestLine.startIndex..<methodEnd].allSatisfy(Grammar.isTokenByte)
         else {
-            throw Self.malformed("The request line must be METHOD TARGET HTTP/1.1.")
+            throw .malformed("The request line must be METHOD TARGET HTTP/1.1.")
         }
         let rawTarget = requestLine[(methodEnd + 1)..<targetEnd]
         guard !rawTarget.isEmpty, rawTarget.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw Self.malformed("The request target is empty or has bytes other than visible ASCII.")
+            throw .malformed("The request target is empty or has bytes other than visible ASCII.")
         }
         minorVersion = try Self.minorVersion(requestLine[(targetEnd + 1)...])
         method = Self.string(requestLine[requestLine.startIndex..<methodEnd])
         let form = try TargetForm(rawTarget, method: method)
         target = form.originForm ?? Self.string(rawTarget)
 
-        var headers = HTTPFields()
+        var fields: [Field] = []
         var framing = Framing.length(0)
         var sawLength = false
         var sawCoding = false
+        // The elements of every Transfer-Encoding field, in order.
+        var codings: [Slice<UnsafeRawBufferPointer>] = []
         var hostFields = 0
         var closeRequested = false
         var keepAliveRequested = false
         var expectsContinue = false
         while let line = try lines.next(), !line.isEmpty {
-            let (rawName, rawValue) = try FieldLine.split(line)
-            let field = HTTPFields.Field(name: Self.string(rawName), value: Self.string(rawValue))
-            headers.append(field)
-            switch field.name.utf8.count {
-            case 4 where Grammar.equalsIgnoringCase(field.name.utf8, "Host".utf8):
-                guard Authority.isValid(rawValue) else {
-                    throw Self.malformed("The Host field must be a host name or address, with an optional port.")
+            let (name, value) = try FieldLine.split(line)
+            fields.append(Field(name: Self.string(name), value: Self.string(value)))
+            switch name.count {
+            case 4 where Grammar.equalsIgnoringCase(name, "Host".utf8):
+                guard Authority.isValid(value) else {
+                    throw .malformed("The Host field must be a host name or address, with an optional port.")
                 }
                 hostFields += 1
-            case 6 where Grammar.equalsIgnoringCase(field.name.utf8, "Expect".utf8):
-                expectsContinue = expectsContinue || Grammar.equalsIgnoringCase(field.value.utf8, "100-continue".utf8)
-            case 10 where Grammar.equalsIgnoringCase(field.name.utf8, "Connection".utf8):
-                for token in field.value.split(separator: ",") {
-                    let token = token.trimmingSpaces()
-                    if Grammar.equalsIgnoringCase(token.utf8, "close".utf8) { closeRequested = true }
-                    if Grammar.equalsIgnoringCase(token.utf8, "keep-alive".utf8) { keepAliveRequested = true }
+            case 6 where Grammar.equalsIgnoringCase(name, "Expect".utf8):
+                expectsContinue = expectsContinue || Grammar.equalsIgnoringCase(value, "100-continue".utf8)
+            case 10 where Grammar.equalsIgnoringCase(name, "Connection".utf8):
+                for token in FieldLine.elements(of: value, omittingEmpty: true) {
+                    if Grammar.equalsIgnoringCase(token, "close".utf8) { closeRequested = true }
+                    if Grammar.equalsIgnoringCase(token, "keep-alive".utf8) { keepAliveRequested = true }
                 }
-            case 14 where Grammar.equalsIgnoringCase(field.name.utf8, "Content-Length".utf8):
-                framing = try Self.contentLength(field.value, previous: sawLength ? framing : nil)
+            case 14 where Grammar.equalsIgnoringCase(name, "Content-Length".utf8):
+                framing = try Self.contentLength(value, previous: sawLength ? framing : nil)
                 sawLength = true
-            case 17 where Grammar.equalsIgnoringCase(field.name.utf8, "Transfer-Encoding".utf8):
+            case 17 where Grammar.equalsIgnoringCase(name, "Transfer-Encoding".utf8):
                 sawCoding = true
+                codings += FieldLine.elements(of: value, omittingEmpty: true)
             default:
                 break
             }
         }
         // RFC 9112 §3.2: a 400 for an HTTP/1.1 request without Host, and for any with two.
         guard hostFields == 1 || (hostFields == 0 && minorVersion == 0) else {
-            throw Self.malformed(
+            throw .malformed(
                 hostFields == 0 ? "An HTTP/1.1 request needs a Host field." : "A request may carry only one Host field."
             )
         }
-        if let authority = form.authority { headers.set("Host", authority) }
-        self.headers = headers
+        if let authority = form.authority {
+            fields.removeAll { Grammar.equalsIgnoringCase($0.name.utf8, "Host".utf8) }
+            fields.append(Field(name: "Host", value: authority))
+        }
+        self.fields = fields
         if sawCoding {
-            framing = try Self.chunkedFraming(headers, minorVersion: minorVersion, hasLength: sawLength)
+            framing = try Self.chunkedFraming(codings, minorVersion: minorVersion, hasLength: sawLength)
         }
         self.framing = framing
         keepAlive = !closeRequested && (minorVersion == 1 || keepAliveRequested)
@@ -143,53 +150,52 @@ public struct RequestHead: Sendable, Equatable {
         String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
     }
 
-    private static func minorVersion(_ version: Slice<UnsafeRawBufferPointer>) throws(Problem) -> Int {
+    private static func minorVersion(_ version: Slice<UnsafeRawBufferPointer>) throws(WireError) -> Int {
         let start = version.startIndex
         guard version.count == 8, version.starts(with: "HTTP/".utf8), FieldLine.isDigit(version[start + 5]),
             version[start + 6] == UInt8(ascii: "."), FieldLine.isDigit(version[start + 7])
         else {
-            throw malformed("The request line must end in HTTP/1.1 or HTTP/1.0.")
+            throw .malformed("The request line must end in HTTP/1.1 or HTTP/1.0.")
         }
         guard version[start + 5] == UInt8(ascii: "1") else {
-            throw Problem(.httpVersionNotSupported, "Only HTTP/1.1 and HTTP/1.0 are served here.")
+            throw .unsupportedVersion("Only HTTP/1.1 and HTTP/1.0 are served here.")
         }
         return version[start + 7] == UInt8(ascii: "0") ? 0 : 1
     }
 
     /// One `Content-Length` field (possibly a list of equal values), agreeing with `previous`.
-    private static func contentLength(_ value: String, previous: Framing?) throws(Problem) -> Framing {
+    private static func contentLength(_ value: Slice<UnsafeRawBufferPointer>, previous: Framing?) throws(WireError)
+        -> Framing
+    {
         var length: Int?
         if case .length(let earlier) = previous { length = earlier }
-        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-            let text = item.trimmingSpaces()
-            guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy(FieldLine.isDigit), let parsed = Int(text),
-                length == nil || length == parsed
-            else {
-                throw malformed("Content-Length must be one non-negative decimal number.")
+        for item in FieldLine.elements(of: value, omittingEmpty: false) {
+            // At most 18 digits: the value fits in an Int.
+            guard !item.isEmpty, item.count <= 18, item.allSatisfy(FieldLine.isDigit) else {
+                throw .malformed(badLength)
             }
+            let parsed = item.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            guard length == nil || length == parsed else { throw .malformed(badLength) }
             length = parsed
         }
         return .length(length ?? 0)
     }
 
-    private static func chunkedFraming(_ headers: HTTPFields, minorVersion: Int, hasLength: Bool) throws(Problem)
-        -> Framing
-    {
+    private static let badLength = "Content-Length must be one non-negative decimal number."
+
+    /// The framing of a request with `Transfer-Encoding`, whose elements are `codings`.
+    private static func chunkedFraming(
+        _ codings: [Slice<UnsafeRawBufferPointer>], minorVersion: Int, hasLength: Bool
+    ) throws(WireError) -> Framing {
         // Both at once is how requests are smuggled past proxies (RFC 9112 §6.3): refused.
         guard !hasLength else {
-            throw malformed("A request may not carry both Transfer-Encoding and Content-Length.")
+            throw .malformed("A request may not carry both Transfer-Encoding and Content-Length.")
         }
-        guard minorVersion == 1 else { throw malformed("HTTP/1.0 requests cannot use Transfer-Encoding.") }
-        let tokens = headers.values(for: "Transfer-Encoding").flatMap { $0.split(separator: ",") }
-        guard tokens.count == 1, Grammar.equalsIgnoringCase(tokens[0].trimmingSpaces().utf8, "chunked".utf8) else {
-            throw Problem(
-                .transferCodingNotSupported, "Only the chunked transfer coding is accepted on request bodies.")
+        guard minorVersion == 1 else { throw .malformed("HTTP/1.0 requests cannot use Transfer-Encoding.") }
+        guard codings.count == 1, Grammar.equalsIgnoringCase(codings[0], "chunked".utf8) else {
+            throw .unsupportedTransferCoding("Only the chunked transfer coding is accepted on request bodies.")
         }
         return .chunked
-    }
-
-    private static func malformed(_ detail: String) -> Problem {
-        Problem(.malformedRequest, detail)
     }
 
     /// The byte that ends a line.

@@ -1,8 +1,12 @@
 import HTTPGrammar
+import HTTPWire
+import MetCore
 
-/// Turns a `Response` into the bytes of an HTTP/1.1 response. Pure; the HTTP layer writes the
-/// two parts with one `writev`.
-public enum ResponseEncoder {
+/// Turns the core's `Response` into the bytes of an HTTP/1.1 response. Pure; the connection
+/// writes the two parts with one `writev`. Here, where the core's types meet the wire, rather
+/// than in `HTTPWire`, which knows no core type: its formats (`ReasonPhrase`, `HTTPDate`) are
+/// used from there.
+enum ResponseEncoder {
     /// The status line and header fields (ending in the blank line), and the body bytes to follow.
     ///
     /// - Parameters:
@@ -16,7 +20,7 @@ public enum ResponseEncoder {
     ///
     /// Header fields whose name is not a token, or whose value holds CR, LF or NUL, are dropped:
     /// nothing a handler puts in a value can start a new header line.
-    public static func encode(
+    static func encode(
         _ response: Response, isHead: Bool, minorVersion: Int, close: Bool, date: [UInt8]
     ) -> (head: [UInt8], body: [UInt8]) {
         var head: [UInt8] = []

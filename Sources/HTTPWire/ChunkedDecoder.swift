@@ -50,10 +50,10 @@ public struct ChunkedDecoder: Sendable {
     /// arrives next) to the next call. An incomplete line is left unconsumed. Nothing past the
     /// end of the body is consumed.
     ///
-    /// - Throws: `malformed_request` for a bad chunk-size line, chunk extension, chunk ending or
-    ///   trailer line; `body_too_large` past `limit`; `headers_too_large` for a trailer section
-    ///   past `trailerLimit`. After a throw the decoder must not be used again.
-    public mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(Problem) -> Int {
+    /// - Throws: `malformed` for a bad chunk-size line, chunk extension, chunk ending or trailer
+    ///   line; `bodyTooLarge` past `limit`; `trailerTooLarge` for a trailer section past
+    ///   `trailerLimit`. After a throw the decoder must not be used again.
+    public mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> Int {
         var position = 0
         while true {
             switch state {
@@ -80,7 +80,7 @@ public struct ChunkedDecoder: Sendable {
                 if available >= 1 && bytes[position] != FieldLine.carriageReturn
                     || available >= 2 && bytes[position + 1] != FieldLine.lineFeed
                 {
-                    throw Problem(.malformedRequest, "A chunk of the request body is not followed by CRLF.")
+                    throw .malformed("A chunk of the request body is not followed by CRLF.")
                 }
                 guard available >= 2 else { return position }
                 position += 2
@@ -102,7 +102,7 @@ public struct ChunkedDecoder: Sendable {
 
     /// The CRLF-ended line starting at `from`: where its content ends and where the next line
     /// starts; nil while it is incomplete. Resumes the search where the last call left off.
-    private mutating func nextLine(_ bytes: UnsafeRawBufferPointer, from: Int, bound: Int) throws(Problem) -> (
+    private mutating func nextLine(_ bytes: UnsafeRawBufferPointer, from: Int, bound: Int) throws(WireError) -> (
         end: Int, next: Int
     )? {
         var index = from + scanned
@@ -110,21 +110,21 @@ public struct ChunkedDecoder: Sendable {
             let byte = bytes[index]
             if byte == FieldLine.lineFeed {
                 guard index > from, bytes[index - 1] == FieldLine.carriageReturn else {
-                    throw Problem(.malformedRequest, "A line of the chunked request body ends in a bare LF.")
+                    throw .malformed("A line of the chunked request body ends in a bare LF.")
                 }
                 scanned = 0
                 return (index - 1, index + 1)
             }
             if index > from && bytes[index - 1] == FieldLine.carriageReturn {
-                throw Problem(.malformedRequest, "A line of the chunked request body has a bare CR.")
+                throw .malformed("A line of the chunked request body has a bare CR.")
             }
             index += 1
         }
         guard index - from < bound else {
             throw state == .trailer
-                ? Problem(
-                    .headersTooLarge, "The trailer fields of the request body take more than \(trailerLimit) bytes.")
-                : Problem(.malformedRequest, "A chunk size line is longer than \(Self.maxSizeLineBytes) bytes.")
+                ? WireError.trailerTooLarge(
+                    "The trailer fields of the request body take more than \(trailerLimit) bytes.")
+                : WireError.malformed("A chunk size line is longer than \(Self.maxSizeLineBytes) bytes.")
         }
         scanned = index - from
         return nil
@@ -132,7 +132,7 @@ public struct ChunkedDecoder: Sendable {
 
     /// The size on a chunk-size line (without its CRLF): `1*HEXDIG BWS *( ";" BWS name
     /// [ BWS "=" BWS ( token / quoted-string ) ] BWS )`. A size over `room` is `body_too_large`.
-    private static func chunkSize(_ line: Slice<UnsafeRawBufferPointer>, room: Int) throws(Problem) -> Int {
+    private static func chunkSize(_ line: Slice<UnsafeRawBufferPointer>, room: Int) throws(WireError) -> Int {
         var index = line.startIndex
         var size = 0
         var overflowed = false
@@ -146,7 +146,7 @@ public struct ChunkedDecoder: Sendable {
                 index += 1
             }
         }
-        func skipToken() throws(Problem) {
+        func skipToken() throws(WireError) {
             let start = index
             while index < line.endIndex && Grammar.isTokenByte(line[index]) { index += 1 }
             guard index > start else { throw malformedExtension }
@@ -170,13 +170,13 @@ public struct ChunkedDecoder: Sendable {
             }
         }
         guard !overflowed, size <= room else {
-            throw Problem(.bodyTooLarge, "The request body is larger than the server accepts.")
+            throw .bodyTooLarge("The request body is larger than the server accepts.")
         }
         return size
     }
 
     /// Just past the RFC 9110 `quoted-string` that starts at `from` (its opening quote).
-    private static func endOfQuotedString(_ line: Slice<UnsafeRawBufferPointer>, from: Int) throws(Problem) -> Int {
+    private static func endOfQuotedString(_ line: Slice<UnsafeRawBufferPointer>, from: Int) throws(WireError) -> Int {
         var index = from + 1
         while index < line.endIndex {
             let byte = line[index]
@@ -199,8 +199,7 @@ public struct ChunkedDecoder: Sendable {
         byte == FieldLine.tab || byte >= FieldLine.space && byte != 0x7F
     }
 
-    private static let malformedSize = Problem(
-        .malformedRequest, "A chunk size line of the request body is not a hex number.")
-    private static let malformedExtension = Problem(
-        .malformedRequest, "A chunk extension of the request body is not ;name or ;name=value.")
+    private static let malformedSize = WireError.malformed("A chunk size line of the request body is not a hex number.")
+    private static let malformedExtension = WireError.malformed(
+        "A chunk extension of the request body is not ;name or ;name=value.")
 }

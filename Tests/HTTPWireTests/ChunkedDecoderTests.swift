@@ -1,6 +1,6 @@
 import Testing
 
-@testable import MetCore
+@testable import HTTPWire
 
 @Suite("Chunked request bodies")
 struct ChunkedDecoderTests {
@@ -25,12 +25,12 @@ struct ChunkedDecoderTests {
         return (String(decoding: decoder.body, as: UTF8.self), String(decoding: pending + bytes[fed...], as: UTF8.self))
     }
 
-    private func code(_ text: String, limit: Int = 1_000, trailerLimit: Int = 1_000) -> ProblemCode? {
+    private func failure(_ text: String, limit: Int = 1_000, trailerLimit: Int = 1_000) -> FailureKind? {
         do {
             _ = try decode(text, limit: limit, trailerLimit: trailerLimit)
             return nil
         } catch {
-            return (error as? Problem)?.code
+            return (error as? WireError).map(FailureKind.init)
         }
     }
 
@@ -66,7 +66,7 @@ struct ChunkedDecoderTests {
         "5\rx\nhello\r\n0\r\n\r\n",
     ])
     func bareLineFeedsAndCarriageReturnsAreRefused(encoded: String) {
-        #expect(code(encoded) == .malformedRequest)
+        #expect(failure(encoded) == .malformed)
     }
 
     @Test(arguments: [
@@ -78,7 +78,7 @@ struct ChunkedDecoderTests {
         "2\r\nabc\r\n0\r\n\r\n",
     ])
     func malformedChunkSizeLinesAndExtensionsAreRefused(encoded: String) {
-        #expect(code(encoded) == .malformedRequest)
+        #expect(failure(encoded) == .malformed)
     }
 
     @Test(arguments: [
@@ -86,16 +86,16 @@ struct ChunkedDecoderTests {
         "0\r\nX: a\u{1}b\r\n\r\n", "0\r\nX(: y\r\n\r\n",
     ])
     func malformedTrailerLinesAreRefused(encoded: String) {
-        #expect(code(encoded) == .malformedRequest)
+        #expect(failure(encoded) == .malformed)
     }
 
     @Test func sizesAreBoundedWithoutOverflow() {
-        #expect(code("5\r\nhello\r\n0\r\n\r\n", limit: 4) == .bodyTooLarge)
-        #expect(code("3\r\nabc\r\n3\r\nabc\r\n0\r\n\r\n", limit: 5) == .bodyTooLarge)
-        #expect(code("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF\r\n") == .bodyTooLarge)
-        #expect(code(String(repeating: "0", count: 5_000) + "\r\n") == .malformedRequest)
-        #expect(code(String(repeating: "0", count: 4_000) + "5\r\nhello\r\n0\r\n\r\n") == nil)
-        #expect(code("0\r\n" + String(repeating: "X: y\r\n", count: 200), trailerLimit: 1_000) == .headersTooLarge)
+        #expect(failure("5\r\nhello\r\n0\r\n\r\n", limit: 4) == .bodyTooLarge)
+        #expect(failure("3\r\nabc\r\n3\r\nabc\r\n0\r\n\r\n", limit: 5) == .bodyTooLarge)
+        #expect(failure("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF\r\n") == .bodyTooLarge)
+        #expect(failure(String(repeating: "0", count: 5_000) + "\r\n") == .malformed)
+        #expect(failure(String(repeating: "0", count: 4_000) + "5\r\nhello\r\n0\r\n\r\n") == nil)
+        #expect(failure("0\r\n" + String(repeating: "X: y\r\n", count: 200), trailerLimit: 1_000) == .trailerTooLarge)
     }
 
     @Test func consumesEachByteOnceAndWaitsOnlyForALine() throws {

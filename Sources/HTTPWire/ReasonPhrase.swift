@@ -1,6 +1,7 @@
 /// Reason phrases for the status line (evhttp needs one; clients ignore it).
-enum ReasonPhrase {
-    static func `for`(_ status: Int) -> String {
+public enum ReasonPhrase {
+    /// The phrase for `status`; `Status NNN` for a code without one here.
+    public static func `for`(_ status: Int) -> String {
         switch status {
         case 200: "OK"
         case 204: "No Content"

@@ -12,34 +12,31 @@ struct TargetForm {
     private(set) var authority: String?
 
     /// - Parameter target: visible ASCII (the caller checked).
-    /// - Throws: `invalid_request_target` (400) for a target in no form valid for `method`.
-    init(_ target: Slice<UnsafeRawBufferPointer>, method: String) throws(Problem) {
+    /// - Throws: `invalidTarget` for a target in no form valid for `method`.
+    init(_ target: Slice<UnsafeRawBufferPointer>, method: String) throws(WireError) {
         if method == "CONNECT" {
             guard Authority.isValid(target, requiresPort: true) else {
-                throw Problem(.invalidRequestTarget, "A CONNECT target must be host:port.")
+                throw .invalidTarget("A CONNECT target must be host:port.")
             }
             return
         }
         if target.first == UInt8(ascii: "/") { return }
         if method == "OPTIONS" && target.elementsEqual("*".utf8) { return }
         let schemeEnd = target.firstIndex(of: UInt8(ascii: ":")) ?? target.endIndex
-        let scheme = String(decoding: UnsafeRawBufferPointer(rebasing: target[..<schemeEnd]), as: UTF8.self)
+        let scheme = target[..<schemeEnd]
         let afterScheme = target[schemeEnd...]
         guard
-            Grammar.equalsIgnoringCase(scheme.utf8, "http".utf8)
-                || Grammar.equalsIgnoringCase(scheme.utf8, "https".utf8),
+            Grammar.equalsIgnoringCase(scheme, "http".utf8) || Grammar.equalsIgnoringCase(scheme, "https".utf8),
             afterScheme.starts(with: "://".utf8)
         else {
-            throw Problem(
-                .invalidRequestTarget,
-                "The request target must be a path starting with '/' or an absolute http(s) URL.")
+            throw .invalidTarget("The request target must be a path starting with '/' or an absolute http(s) URL.")
         }
         let authorityStart = afterScheme.startIndex + 3
         let rest = target[authorityStart...]
         let pathStart = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
         let hostAndPort = target[authorityStart..<pathStart]
         guard !hostAndPort.isEmpty, hostAndPort.first != UInt8(ascii: ":"), Authority.isValid(hostAndPort) else {
-            throw Problem(.invalidRequestTarget, "An absolute request target needs a valid host and no user@ part.")
+            throw .invalidTarget("An absolute request target needs a valid host and no user@ part.")
         }
         let pathAndQuery = String(decoding: UnsafeRawBufferPointer(rebasing: target[pathStart...]), as: UTF8.self)
         originForm = pathAndQuery.hasPrefix("/") ? pathAndQuery : "/" + pathAndQuery
