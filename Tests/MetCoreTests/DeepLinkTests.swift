@@ -30,7 +30,7 @@ struct DeepLinkTests {
     @Test(arguments: hostileLinks)
     func anythingElseIsInvalidParameterURL(url: String) {
         let error = #expect(throws: Problem.self) { try DeepLink.objectID(in: url) }
-        #expect(error?.code == .invalidParameter)
+        #expect(error?.code == "invalid_parameter")
         #expect(error?.parameter == "url")
     }
 

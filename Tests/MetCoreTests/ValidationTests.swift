@@ -48,7 +48,7 @@ struct ValidationTests {
             try FieldList(parsing: text)
         } throws: { error in
             let problem = error as? Problem
-            return problem?.code == .invalidParameter && problem?.parameter == "fields"
+            return problem?.code == "invalid_parameter" && problem?.parameter == "fields"
         }
     }
 
@@ -69,7 +69,7 @@ struct ValidationTests {
             try RequestTarget(parsing: target).allowOnly(allowed)
         } throws: { error in
             let problem = error as? Problem
-            return problem?.code == .unknownParameter && problem?.parameter == name && problem?.detail == detail
+            return problem?.code == "unknown_parameter" && problem?.parameter == name && problem?.detail == detail
         }
     }
 

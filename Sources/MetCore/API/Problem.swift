@@ -1,8 +1,13 @@
 /// A client-facing error, rendered as an RFC 9457 problem document:
 /// `{"type", "title", "status", "detail", "code"}` plus optional extension members.
 public struct Problem: Error, Sendable, Equatable {
-    /// The stable code; fixes `type`, `title` and `status`.
-    public var code: ProblemCode
+    /// The stable snake_case code clients switch on (a `ProblemCode`'s raw value, or a code of
+    /// the HTTP layer's own); fixes `type`, `title` and `status`.
+    public var code: String
+    /// The HTTP status that goes with the code.
+    public var status: Int
+    /// The code's short, fixed summary (RFC 9457 `title`).
+    public var title: String
     /// What went wrong in this instance, for a person to read.
     public var detail: String
     /// The query parameter at fault, when there is one (rendered as `parameter`).
@@ -11,24 +16,34 @@ public struct Problem: Error, Sendable, Equatable {
     public var headers: HTTPFields
 
     public init(_ code: ProblemCode, _ detail: String, parameter: String? = nil, headers: HTTPFields = HTTPFields()) {
-        self.code = code
-        self.detail = detail
+        self.init(code: code.rawValue, status: code.status, title: code.title, detail: detail)
         self.parameter = parameter
         self.headers = headers
     }
 
+    /// A problem with a code defined outside the core (the HTTP layer's), rendered the same way.
+    /// The caller keeps each code's status and title fixed, as `ProblemCode` does.
+    public init(code: String, status: Int, title: String, detail: String) {
+        self.code = code
+        self.status = status
+        self.title = title
+        self.detail = detail
+        parameter = nil
+        headers = HTTPFields()
+    }
+
     /// The problem's `type` URI: stable, one per code.
-    public var type: String { "urn:themet:problem:\(code.rawValue)" }
+    public var type: String { "urn:themet:problem:\(code)" }
 
     /// The JSON document, members in a fixed order.
     public var body: [UInt8] {
         var json = JSONWriter()
         json.beginObject()
         json.member("type", string: type)
-        json.member("title", string: code.title)
-        json.member("status", int: code.status)
+        json.member("title", string: title)
+        json.member("status", int: status)
         json.member("detail", string: detail)
-        json.member("code", string: code.rawValue)
+        json.member("code", string: code)
         if let parameter { json.member("parameter", string: parameter) }
         json.endObject()
         return json.bytes
@@ -41,6 +56,6 @@ public struct Problem: Error, Sendable, Equatable {
         var fields = headers
         fields.set("Content-Type", Response.problemContentType)
         if fields["Cache-Control"] == nil { fields.set("Cache-Control", "no-store") }
-        return Response(status: code.status, headers: fields, body: body)
+        return Response(status: status, headers: fields, body: body)
     }
 }

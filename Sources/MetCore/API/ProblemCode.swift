@@ -1,14 +1,7 @@
-/// The stable, snake_case `code` of every problem document, with its HTTP status and title.
-/// Clients may switch on these; never rename one.
+/// The stable, snake_case `code` of every problem document but those for requests the HTTP layer
+/// cannot read (its own `HTTPProblemCode`), with its HTTP status and title. Clients may switch on
+/// these; never rename one.
 public enum ProblemCode: String, Sendable, CaseIterable {
-    /// The bytes received are not an HTTP/1.x request (bad request line, header line or framing).
-    case malformedRequest = "malformed_request"
-    /// The client did not finish sending its request within the idle timeout.
-    case requestTimeout = "request_timeout"
-    /// The request body uses a transfer coding other than chunked.
-    case transferCodingNotSupported = "transfer_coding_not_supported"
-    /// The request is not HTTP/1.x.
-    case httpVersionNotSupported = "http_version_not_supported"
     /// The request target is not valid (bad percent-encoding, not an origin-form path).
     case invalidRequestTarget = "invalid_request_target"
     /// A query parameter this route does not know.
@@ -49,29 +42,22 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     /// The HTTP status that goes with the code.
     public var status: Int {
         switch self {
-        case .malformedRequest, .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID: 400
+        case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID: 400
         case .routeNotFound, .objectNotFound: 404
         case .methodNotAllowed: 405
-        case .requestTimeout: 408
         case .bodyTooLarge: 413
         case .uriTooLong: 414
         case .headersTooLarge: 431
         case .internalError: 500
-        case .transferCodingNotSupported: 501
         case .upstreamUnreachable, .upstreamError, .upstreamMalformed: 502
         case .upstreamUnavailable, .upstreamBlocked, .shuttingDown: 503
         case .upstreamTimeout: 504
-        case .httpVersionNotSupported: 505
         }
     }
 
     /// A short, fixed summary of the problem type (RFC 9457 `title`).
     public var title: String {
         switch self {
-        case .malformedRequest: "Malformed HTTP request"
-        case .requestTimeout: "Request not received in time"
-        case .transferCodingNotSupported: "Transfer coding not supported"
-        case .httpVersionNotSupported: "HTTP version not supported"
         case .invalidRequestTarget: "Invalid request target"
         case .unknownParameter: "Unknown query parameter"
         case .invalidParameter: "Invalid query parameter"
