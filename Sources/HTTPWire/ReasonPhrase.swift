@@ -1,4 +1,6 @@
-/// Reason phrases for the status line (evhttp needs one; clients ignore it).
+/// Reason phrases for the status line. Clients must ignore them (RFC 9112 §4) and the grammar
+/// allows an empty one, but people reading a raw response (`curl -i`, a packet capture) and older
+/// tools expect the usual words.
 public enum ReasonPhrase {
     /// The phrase for `status`; `Status NNN` for a code without one here.
     public static func `for`(_ status: Int) -> String {
