@@ -202,10 +202,28 @@ final class HTTPLoop: @unchecked Sendable {
                 return
             }
             shortageLogged = false
-            let connection = HTTPConnection(descriptor: descriptor, loop: self)
-            connections[descriptor] = connection
-            _ = connection.start(base: base)
+            serve(descriptor)
         }
+    }
+
+    /// Serves `descriptor`, a connected non-blocking stream socket whose slot in the budget is
+    /// taken; the loop owns it from now on.
+    private func serve(_ descriptor: CInt) {
+        let connection = HTTPConnection(descriptor: descriptor, loop: self)
+        connections[descriptor] = connection
+        _ = connection.start(base: base)
+    }
+
+    /// Serves `descriptor` as if the loop had just accepted it: the entry point for tests that
+    /// drive a connection over one end of a `socketpair`. The descriptor must be a connected,
+    /// non-blocking stream socket; the loop owns it from now on (closed at once when the
+    /// connection cap leaves no slot). Loop thread.
+    func adopt(descriptor: CInt) {
+        guard budget.acquire(for: self) else {
+            Glibc.close(descriptor)
+            return
+        }
+        serve(descriptor)
     }
 
     /// While accepting is paused at the cap, looks again every half second for connections that

@@ -112,7 +112,8 @@ public final class HTTPServer: Sendable {
 
     /// Process-wide settings libevent needs before the first event base: thread support (so
     /// `event_active` from another thread wakes a loop) and no SIGPIPE on writes to closed sockets.
-    private static func prepareProcess() {
+    /// Idempotent; also for tests that run an `HTTPLoop` on its own.
+    static func prepareProcess() {
         _ = processPrepared
     }
 
