@@ -5,7 +5,7 @@ import HTTPGrammar
 /// `http` or `https`, no userinfo) for any method, as §3.2.2 requires servers to accept;
 /// authority-form (`host:port`) only for CONNECT, which takes no other form; asterisk-form (`*`) only for OPTIONS.
 struct TargetForm {
-    /// The path and query the core routes by, when it differs from the target as sent
+    /// The path and query a server routes by, when it differs from the target as sent
     /// (absolute-form); nil to route by the target as sent.
     private(set) var originForm: String?
     /// The authority of an absolute-form target, which replaces the Host field's value.
