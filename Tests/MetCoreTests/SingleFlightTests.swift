@@ -12,6 +12,22 @@ struct SingleFlightTests {
         return Harness(upstream: upstream)
     }
 
+    @Test func aMissWhoseEntryArrivedAfterTheLoopLookedDoesNotAskAgain() async throws {
+        let upstream = FakeUpstream([Self.key: .json(Sample.object(1))])
+        let harness = Harness(upstream: upstream)
+        // Looked up on the loop: a miss, suspended but not yet run.
+        guard case .suspended(let late) = harness.service.respond(to: .get("/objects/1")) else {
+            Issue.record("a cold object was answered at once")
+            return
+        }
+        // Meanwhile another request's flight fetches and stores the entry, and ends.
+        #expect(await harness.get("/objects/1").status == 200)
+        let response = await late.response()
+        #expect(response.status == 200)
+        #expect(response.headers["Cache-Status"] == "TheMet; fwd=uri-miss; collapsed")
+        #expect(upstream.calls == [Self.key])
+    }
+
     @Test(arguments: [2, 5, 20])
     func concurrentMissesMakeOneUpstreamCall(requests: Int) async throws {
         let harness = harness()

@@ -6,7 +6,7 @@ struct HealthHandler: Sendable {
     let monitor: UpstreamMonitor
     let pacer: UpstreamPacer
     let cache: MemoryCache
-    let flights: SingleFlight<CacheEntry>
+    let flights: SingleFlight<Fill>
     let store: SharedStore
     /// Where misses go (`Upstream.location`).
     let upstreamLocation: String

@@ -77,7 +77,7 @@ public final class MetService: Responder {
     }
 
     /// Upstream fetches in progress, by key (for tests).
-    var flights: SingleFlight<CacheEntry> { fetcher.flights }
+    var flights: SingleFlight<Fill> { fetcher.flights }
 
     /// Background fetches that pipelines started and no longer wait for (for tests).
     var backgroundFillsRunning: Int { driver.backgroundFillsRunning }
