@@ -17,21 +17,31 @@ let package = Package(
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent", providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The byte rules (tokens, unreserved, hex digits) the core and the HTTP reader share.
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
+        // The HTTP/1.1 reader (RFC 9112, strict) with its own error type; knows no core type.
         .target(name: "HTTPWire", dependencies: ["HTTPGrammar"], swiftSettings: swiftSettings),
+        // Everything that decides: router, pipelines and their driver, cache tiers, presenter,
+        // upstream policy. No sockets, no HTTP codec, no fake Met, no terminal.
         .target(
             name: "MetCore",
             dependencies: ["HTTPGrammar"],
             resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
+        // The fake Met: met-fixture-server, the tests and the offline `--upstream DIR` mode.
         .target(name: "MetFixtures", dependencies: ["MetCore"], swiftSettings: swiftSettings),
+        // gzip over zlib, for the cached entries' compressed copies.
         .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        // The event loops (libevent): connections, the reader's errors as problem documents, the
+        // encoded heads of shared responses.
         .target(
             name: "MetHTTP", dependencies: ["MetCore", "HTTPWire", "HTTPGrammar", "CLibevent"],
             swiftSettings: swiftSettings),
+        // The real Met over libcurl's multi interface, on its own libevent loop.
         .target(
             name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
+        // The server and the one-shot CLI commands: where the targets meet.
         .executableTarget(
             name: "themet", dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP", "MetUpstream"],
             swiftSettings: swiftSettings),

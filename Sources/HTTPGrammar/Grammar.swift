@@ -3,10 +3,10 @@
 /// and tokens compare. One definition of each, so that what the reader accepts and what the core
 /// encodes, echoes or looks up cannot drift apart. Inlinable: they run per byte on hot paths (the
 /// cache key of every hit, header names).
-package enum Grammar {
+public enum Grammar {
     /// RFC 3986 `unreserved`: `A–Z a–z 0–9 - . _ ~`.
     @inlinable
-    package static func isUnreserved(_ byte: UInt8) -> Bool {
+    public static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
@@ -19,7 +19,7 @@ package enum Grammar {
 
     /// The value of one hex digit (`HEXDIG`, either case), or nil.
     @inlinable
-    package static func hexValue(_ byte: UInt8) -> UInt8? {
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
@@ -30,7 +30,7 @@ package enum Grammar {
 
     /// RFC 9110 `tchar`: a byte of a token (a method, a field name, a transfer coding).
     @inlinable
-    package static func isTokenByte(_ byte: UInt8) -> Bool {
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -43,7 +43,7 @@ package enum Grammar {
     /// ASCII case-insensitive equality, enough for field names and tokens (RFC 9110 §5.1): only
     /// the letters A–Z and a–z fold into each other.
     @inlinable
-    package static func equalsIgnoringCase(_ a: some Sequence<UInt8>, _ b: some Sequence<UInt8>) -> Bool {
+    public static func equalsIgnoringCase(_ a: some Sequence<UInt8>, _ b: some Sequence<UInt8>) -> Bool {
         var a = a.makeIterator()
         var b = b.makeIterator()
         while true {

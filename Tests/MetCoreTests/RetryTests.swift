@@ -22,7 +22,9 @@ private struct RetryRig {
         var configuration = ServerConfiguration()
         Harness.unpaced(&configuration)
         configure(&configuration)
-        pacer = UpstreamPacer(configuration: configuration, time: time)
+        pacer = UpstreamPacer(
+            ratePerSecond: configuration.upstreamRate, burst: configuration.upstreamBurst,
+            concurrency: configuration.upstreamConcurrency, time: time)
         client = MetClient(
             upstream: upstream, monitor: monitor, pacer: pacer,
             retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: baseDelay, maxDelay: maxDelay) { jitter },

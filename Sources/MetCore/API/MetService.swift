@@ -45,7 +45,7 @@ public final class MetService: Responder {
             directory: configuration.dataDirectory, capacity: configuration.widgetObjects, logger: logger)
         cache = MemoryCache(capacity: configuration.cacheSize)
         monitor = UpstreamMonitor(blockCooldown: configuration.blockCooldown)
-        let pacer = UpstreamPacer(configuration: configuration, time: time)
+        let pacer = Self.pacer(for: configuration, time: time)
         self.pacer = pacer
         let client = MetClient(
             upstream: upstream, monitor: monitor, pacer: pacer,
@@ -70,6 +70,18 @@ public final class MetService: Responder {
                 key: "/openapi.yaml", kind: .document, status: 200, body: openAPI, storedAt: startedAt,
                 policy: FreshnessPolicy(), compress: compress))
         detailURL = configuration.detailURL
+    }
+
+    /// The pacer `configuration` asks for (`--upstream-rate`, `--upstream-burst`,
+    /// `--upstream-concurrency`). A fixture directory (`--upstream DIR`) is read unpaced: pacing
+    /// exists to keep the real Met's firewall quiet, and a local directory has none.
+    private static func pacer(for configuration: ServerConfiguration, time: any TimeSource) -> UpstreamPacer {
+        if case .directory = configuration.upstream {
+            return UpstreamPacer(ratePerSecond: 1_000_000, burst: 1_000_000, concurrency: 64, time: time)
+        }
+        return UpstreamPacer(
+            ratePerSecond: configuration.upstreamRate, burst: configuration.upstreamBurst,
+            concurrency: configuration.upstreamConcurrency, time: time)
     }
 
     public func respond(to request: Request) -> Answer {

@@ -7,7 +7,7 @@ struct OpenPipeline: Pipeline {
     let detailURL: String
     let presenter: Presenter
 
-    mutating func advance(_ resolutions: [Resolution]) -> Step {
+    mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         let resource = MetResource.object(id: id)
         guard let resolution = resolutions.first else { return .need(Need([resource])) }
         guard let entry = resolution.entry else { return .respond(presenter.failure(resolution, of: resource)) }

@@ -1,17 +1,24 @@
 /// Turns cache entries into responses: `Cache-Control`, `Age`, `Cache-Status`, the ETag and 304,
 /// the gzip choice and the `fields` projection; and upstream failures into their problems. Holds
-/// no state of its own; any thread.
-struct Presenter: Sendable {
+/// no state of its own; any thread. A class, so that every pipeline shares it for one retain.
+final class Presenter: Sendable {
     let time: any TimeSource
     /// The breaker, for how long a block lasts (`Retry-After`).
     let monitor: UpstreamMonitor
 
+    init(time: any TimeSource, monitor: UpstreamMonitor) {
+        self.time = time
+        self.monitor = monitor
+    }
+
     /// The response for one resolved resource: the entry presented (a shared response for a plain
-    /// hit), or what its failure means to the client.
-    func response(for resolution: Resolution, of resource: MetResource, _ presentation: Presentation) -> Response {
+    /// hit), or what its failure means to the client, as of `now`.
+    func response(
+        for resolution: Resolution, of resource: MetResource, _ presentation: Presentation, at now: Double
+    ) -> Response {
         guard case .entry(let entry, let outcome) = resolution else { return failure(resolution, of: resource) }
         return outcome == .hit
-            ? hit(entry, presentation, at: time.now()) : present(entry, presentation, outcome: outcome, at: time.now())
+            ? hit(entry, presentation, at: now) : present(entry, presentation, outcome: outcome, at: now)
     }
 
     /// The response for a resource that resolved to no entry: its problem when the upstream failed,

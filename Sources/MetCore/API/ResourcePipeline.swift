@@ -4,8 +4,8 @@ struct ResourcePipeline: Pipeline {
     let presentation: Presentation
     let presenter: Presenter
 
-    mutating func advance(_ resolutions: [Resolution]) -> Step {
+    mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         guard let resolution = resolutions.first else { return .need(Need([resource])) }
-        return .respond(presenter.response(for: resolution, of: resource, presentation))
+        return .respond(presenter.response(for: resolution, of: resource, presentation, at: now))
     }
 }

@@ -63,8 +63,9 @@ final class SearchHandler: Sendable {
     /// kept (`RenderCache`), in gzip for clients that accept it; an ETag derived from its parts'
     /// ETags, so a 304 renders nothing; cacheable for as long as the ID lists stay fresh, unless
     /// something is still pending. A plain hit shares one response a second, as an object hit does.
-    func response(_ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation) -> Response {
-        let now = time.now()
+    func response(
+        _ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation, at now: Double
+    ) -> Response {
         let (result, page, lists, outcome) = (hydrated.result, hydrated.page, hydrated.lists, hydrated.outcome)
         let key = result.renderKey(query: query, lists: lists)
         let identityETag = ETag.strong(for: key.utf8)
@@ -129,11 +130,11 @@ struct SearchPipeline: Pipeline {
     var steps: SearchSteps
     let presentation: Presentation
 
-    mutating func advance(_ resolutions: [Resolution]) -> Step {
+    mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         switch steps.advance(resolutions) {
         case .need(let need): .need(need)
         case .failure(let response): .respond(response)
-        case .page(let page): .respond(steps.handler.response(page, query: steps.query, presentation))
+        case .page(let page): .respond(steps.handler.response(page, query: steps.query, presentation, at: now))
         }
     }
 }

@@ -15,7 +15,9 @@ struct WidgetHandler: Sendable {
         guard let query = widget.search else {
             let (records, version) = search.store.versionedRecords
             return .ready(
-                timeline(widget, source: "store", of: "\(version)", items: records.map(\.summary), presentation))
+                timeline(
+                    widget, source: "store", of: "\(version)", items: records.map(\.summary), presentation,
+                    at: time.now()))
         }
         return driver.start(
             WidgetPipeline(
@@ -31,9 +33,9 @@ struct WidgetHandler: Sendable {
     ///   search page's records.
     func timeline(
         _ widget: WidgetRequest, source: String, of version: String, items: [ObjectSummary],
-        _ presentation: Presentation
+        _ presentation: Presentation, at now: Double
     ) -> Response {
-        let start = widget.start ?? (time.now() / widget.interval).rounded(.down) * widget.interval
+        let start = widget.start ?? (now / widget.interval).rounded(.down) * widget.interval
         let key = "widget|\(source)|\(widget.family.rawValue)|\(start)|\(widget.interval)|\(version)"
         let rendered = renders.rendered(key, gzip: false) {
             let body = WidgetTimeline(
@@ -63,7 +65,7 @@ struct WidgetPipeline: Pipeline {
     let presentation: Presentation
     let handler: WidgetHandler
 
-    mutating func advance(_ resolutions: [Resolution]) -> Step {
+    mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         switch steps.advance(resolutions) {
         case .need(let need): .need(need)
         case .failure(let response): .respond(response)
@@ -71,7 +73,7 @@ struct WidgetPipeline: Pipeline {
             .respond(
                 handler.timeline(
                     widget, source: "search", of: page.result.objects.map(\.etag).joined(separator: ","),
-                    items: page.result.objects.compactMap(\.summary), presentation))
+                    items: page.result.objects.compactMap(\.summary), presentation, at: now))
         }
     }
 }

@@ -6,9 +6,10 @@
 /// and otherwise in a task through the tiers below memory; the pipeline cannot tell which, so a
 /// route answered on the loop and after a miss runs the same code.
 protocol Pipeline: Sendable {
-    /// The next step, given the resolutions of the need returned last (empty at first).
-    /// Called on a loop thread or in a task; must not block or wait.
-    mutating func advance(_ resolutions: [Resolution]) -> Step
+    /// The next step, given the resolutions of the need returned last (empty at first), as of
+    /// `now` (seconds since 1970: when the driver found them; what is presented is presented as
+    /// of then). Called on a loop thread or in a task; must not block or wait.
+    mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step
 }
 
 /// What a pipeline does next.

@@ -29,19 +29,28 @@ final class PipelineDriver: Sendable {
     func start<P: Pipeline>(_ pipeline: P) -> Answer {
         var pipeline = pipeline
         var resolutions: [Resolution] = []
+        // One reading of the clock: every step here runs within microseconds.
+        let now = time.now()
         while true {
-            switch pipeline.advance(resolutions) {
+            switch pipeline.advance(resolutions, at: now) {
             case .respond(let response):
                 return .ready(response)
             case .need(let need):
-                let now = time.now()
-                let found = need.resources.map { cache.entry(for: $0.cacheKey) }
-                guard found.allSatisfy({ $0?.isFresh(at: now) == true }) else {
-                    return .suspended(
-                        Suspension { [pipeline] in await self.resume(pipeline, need, found: found, at: now) })
+                resolutions = []
+                resolutions.reserveCapacity(need.resources.count)
+                for (index, resource) in need.resources.enumerated() {
+                    let entry = cache.entry(for: resource.cacheKey)
+                    guard let entry, entry.isFresh(at: now) else {
+                        // What memory holds for every key, each looked up once, goes with the suspension.
+                        let found =
+                            resolutions.map(\.entry) + [entry]
+                            + need.resources[(index + 1)...].map { cache.entry(for: $0.cacheKey) }
+                        return .suspended(
+                            Suspension { [pipeline] in await self.resume(pipeline, need, found: found, at: now) })
+                    }
+                    resolutions.append(.entry(entry, .hit))
                 }
-                for _ in found { cache.count(.hit) }
-                resolutions = found.map { .entry($0!, .hit) }
+                for _ in resolutions { cache.count(.hit) }
             }
         }
     }
@@ -54,7 +63,8 @@ final class PipelineDriver: Sendable {
         var pipeline = pipeline
         var (need, found, lookedAt) = (need, found, now)
         while true {
-            switch pipeline.advance(await meet(need, found: found, at: lookedAt)) {
+            let resolutions = await meet(need, found: found, at: lookedAt)
+            switch pipeline.advance(resolutions, at: time.now()) {
             case .respond(let response):
                 return response
             case .need(let next):

@@ -90,20 +90,6 @@ public final class UpstreamPacer: Sendable {
         self.time = time
     }
 
-    /// The pacer `configuration` describes (`--upstream-rate`, `--upstream-burst`,
-    /// `--upstream-concurrency`).
-    /// The pacer `configuration` asks for. A fixture directory (`--upstream DIR`) is read
-    /// unpaced: pacing exists to keep the real Met's firewall quiet, and a local directory has none.
-    public convenience init(configuration: ServerConfiguration, time: any TimeSource) {
-        if case .directory = configuration.upstream {
-            self.init(ratePerSecond: 1_000_000, burst: 1_000_000, concurrency: 64, time: time)
-        } else {
-            self.init(
-                ratePerSecond: configuration.upstreamRate, burst: configuration.upstreamBurst,
-                concurrency: configuration.upstreamConcurrency, time: time)
-        }
-    }
-
     /// Waits for its turn, a token and a slot, then runs `body` in the calling task and frees the
     /// slot when `body` returns or throws.
     ///
