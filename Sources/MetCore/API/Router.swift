@@ -24,6 +24,12 @@ enum RoutedRequest {
 struct Router: Sendable {
     let limits: RequestLimits
 
+    // The parameters each route takes, made once (routing runs on every request, hits included).
+    private static let noParameters: Set<String> = []
+    private static let objectParameters: Set<String> = ["fields"]
+    private static let openIDParameters: Set<String> = ["format"]
+    private static let openLinkParameters: Set<String> = ["url", "format"]
+
     /// The routed request, or the answer to a request that cannot be served as asked.
     func route(_ request: Request) -> RoutedRequest {
         do {
@@ -55,10 +61,10 @@ struct Router: Sendable {
         case .openAPI:
             return .openAPI(Presentation(route, for: request))
         case .departments:
-            try target.allowOnly([])
+            try target.allowOnly(Self.noParameters)
             return .resource(.departments, Presentation(route, for: request))
         case .object(let text):
-            try target.allowOnly(["fields"])
+            try target.allowOnly(Self.objectParameters)
             let id = try ObjectID.parse(text)
             let fields = try target.value(of: "fields").map { (text) throws(Problem) in
                 try FieldList(parsing: text).names
@@ -79,7 +85,8 @@ struct Router: Sendable {
             if isHead { widget.search?.store = false }
             return .widget(widget, Presentation(route, for: request))
         case .open(let text):
-            let asJSON = try Self.openFormat(target, allowing: text == nil ? ["url", "format"] : ["format"])
+            let asJSON = try Self.openFormat(
+                target, allowing: text == nil ? Self.openLinkParameters : Self.openIDParameters)
             let id: Int
             if let text {
                 id = try ObjectID.parse(text)
