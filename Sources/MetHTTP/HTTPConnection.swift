@@ -29,6 +29,10 @@ final class HTTPConnection {
         var endsResponse: Bool
     }
 
+    /// Queued output bytes beyond which no further pipelined request is answered until the
+    /// client reads (back-pressure).
+    static let outputHighWater = 262_144
+
     let descriptor: CInt
     private(set) var state = State.reading
     private unowned let loop: HTTPLoop
@@ -126,7 +130,7 @@ final class HTTPConnection {
     /// Answers every complete request in the buffer, one after another, until one goes to the
     /// core asynchronously, the output backs up, or the connection is to close.
     func processInput() {
-        while state == .reading && !closeAfterFlush && outputBytes < 262_144 {
+        while state == .reading && !closeAfterFlush && outputBytes < Self.outputHighWater {
             let next: (head: RequestHead, body: [UInt8])?
             do {
                 next = try nextRequest()
@@ -138,7 +142,10 @@ final class HTTPConnection {
             loop.handle(next.head, body: next.body, on: self)
         }
         if state == .reading && !closeAfterFlush {
-            if head != nil || input.count > 0 {
+            if outputBytes >= Self.outputHighWater {
+                // Waiting for the client to read, not to send: the idle timeout bounds that.
+                disarmDeadline()
+            } else if head != nil || input.count > 0 {
                 armDeadline()
             } else {
                 input.release()  // Idle: no buffer held until the next request arrives.
