@@ -63,6 +63,65 @@ import Testing
         #expect(again.body == after.body)
     }
 
+    /// A page is kept for its query, but served only while memory holds entries with the very
+    /// ETags it was made from: an entry stored again with other bytes while fresh makes a new page.
+    @Test func aKeptPageGoesWhenAnEntryItWasMadeFromIsStoredAnew() async throws {
+        let (harness, upstream) = Self.harness()
+        let first = await harness.get("/search?q=cypress&store=false")
+        #expect(harness.getImmediately("/search?q=cypress&store=false")?.body == first.body)
+        let record = Array(SearchSample.record(2, title: "Wheat Field").utf8)
+        harness.service.cache.store(
+            CacheEntry(
+                key: Sample.objectKey(2), kind: .object, status: 200, body: record, storedAt: harness.time.now(),
+                policy: FreshnessPolicy(), details: EntryDetails.read(record, kind: .object)))
+        let after = try #require(harness.getImmediately("/search?q=cypress&store=false"))
+        #expect(after.text.contains("Wheat Field"))
+        #expect(after.headers["ETag"] != first.headers["ETag"])
+        #expect(upstream.calls.count == 3)
+    }
+
+    /// A page kept by a request that left the store alone never spares a request that offers it
+    /// the store's update.
+    @Test func aPageKeptWithoutTheStoreStillReachesItWhenAskedWithIt() async throws {
+        let (harness, _) = Self.harness()
+        _ = await harness.get("/search?q=cypress&store=false")
+        #expect(harness.getImmediately("/search?q=cypress&store=false")?.status == 200)
+        #expect(harness.service.store.ids.isEmpty)
+        #expect(harness.getImmediately("/search?q=cypress")?.status == 200)
+        #expect(harness.service.store.ids == [1, 2])
+        harness.service.store.waitForWrites()
+    }
+
+    /// A kept page counts as many hits as the entries it was checked against, as the page made
+    /// from them does.
+    @Test func aKeptPageCountsItsEntriesAsHits() async throws {
+        let (harness, _) = Self.harness()
+        _ = await harness.get("/search?q=cypress&store=false")
+        let rendered = try #require(harness.getImmediately("/search?q=cypress&store=false"))
+        let before = harness.service.cache.statistics.hits
+        #expect(harness.getImmediately("/search?q=cypress&store=false")?.body == rendered.body)
+        #expect(harness.service.cache.statistics.hits == before + 3)  // the list and two records
+    }
+
+    @Test func keepingForARequestAgainChargesItOnceAndAFullCacheStartsAfresh() {
+        let renders = RenderCache<Int>(capacity: 64 * 1_024, compress: nil)
+        let entry = CacheEntry(
+            key: Sample.objectKey(1), kind: .object, status: 200, body: Array("{}".utf8), storedAt: 0,
+            policy: FreshnessPolicy())
+        let rendered = renders.rendered("page", gzip: false) { (Array("[]".utf8), "\"page\"") }
+        renders.keep(.init(rendered, madeFrom: [entry]), for: 1)
+        let bytes = renders.figures.bytes
+        renders.keep(.init(rendered, madeFrom: [entry]), for: 1)
+        #expect(renders.figures.bytes == bytes)
+        #expect(renders.kept(for: 1)?.keys == [entry.key])
+        #expect(renders.kept(for: 1)?.etags == [entry.etag])
+        #expect(renders.kept(for: 2) == nil)
+        let large = renders.rendered("large", gzip: false) { ([UInt8](repeating: 0x20, count: 15_000), "\"l\"") }
+        for request in 2...6 { renders.keep(.init(large, madeFrom: [entry]), for: request) }
+        #expect(renders.kept(for: 1) == nil)
+        #expect(renders.figures.bytes <= 64 * 1_024)
+    }
+
     @Test func aSearchPageIsGzippedOncePerRenderForClientsThatAcceptIt() async throws {
         let compressor = CountingCompressor()
         let (harness, _) = Self.harness(compressor: compressor)

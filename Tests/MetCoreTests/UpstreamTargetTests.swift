@@ -55,6 +55,13 @@ struct UpstreamTargetTests {
         #expect(resource.cacheKey == "/public/collection/v1.1/search?medium=Oil%20%26%20canvas&q=%C3%A9")
     }
 
+    /// An object's key is written without the encoder; it must be the very bytes the encoder writes.
+    @Test(arguments: [0, 1, 9, 10, 436_535, 999_999_999, Int.max, -1, Int.min])
+    func anObjectsKeyIsTheEncodedTarget(id: Int) {
+        let resource = MetResource.object(id: id)
+        #expect(resource.cacheKey == UpstreamTarget.encode(path: resource.path, query: resource.query))
+    }
+
     /// Pairs of requests whose decoded values joined with `&` and `=` once read the same: each
     /// pair must plan two different upstream targets.
     @Test(arguments: [

@@ -58,7 +58,7 @@ public final class MetService: Responder {
         router = Router(limits: configuration.limits)
         cors = CORSLayer(origin: configuration.corsOrigin)
         presenter = Presenter(time: time, monitor: monitor)
-        let renders = RenderCache(capacity: Self.renderCacheBytes, compress: compress)
+        let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
         search = SearchHandler(
             mode: configuration.searchAPI, store: store, renders: renders, presenter: presenter, time: time,
             logger: logger)

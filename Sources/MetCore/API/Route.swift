@@ -23,6 +23,11 @@ enum Route: Equatable {
 
     /// The route for `path`, or nil when none matches. Trailing slashes do not match.
     init?(path: String) {
+        // The busiest route first: no fixed path below starts with `/objects/`.
+        if let id = Self.lastSegment(of: path, after: "/objects/") {
+            self = .object(id)
+            return
+        }
         switch path {
         case "/health": self = .health
         case "/openapi.yaml": self = .openAPI
@@ -35,9 +40,7 @@ enum Route: Equatable {
         case Self.mirrorObjectListPath: self = .mirrorObjectList
         case Self.mirrorDepartmentsPath: self = .mirrorDepartments
         default:
-            if let id = Self.lastSegment(of: path, after: "/objects/") {
-                self = .object(id)
-            } else if let id = Self.lastSegment(of: path, after: "/open/") {
+            if let id = Self.lastSegment(of: path, after: "/open/") {
                 self = .open(id)
             } else if let id = Self.lastSegment(of: path, after: Self.mirrorObjectPrefix) {
                 self = .mirrorObject(id)

@@ -1,6 +1,9 @@
 /// `/search`: the hydrated search, its generation of the Met's search in `auto` mode, and the
 /// shared store it offers first pages to. One instance serves every loop; thread-safe.
 final class SearchHandler: Sendable {
+    /// Where search pages and widget timelines are rendered and kept.
+    typealias Renders = RenderCache<PageRequest>
+
     let presenter: Presenter
     /// The latest search results (`objects.json`).
     let store: SharedStore
@@ -8,7 +11,7 @@ final class SearchHandler: Sendable {
     /// The generation `auto` currently uses; it moves when the other one answers 404 or 410.
     private let generation: Locked<SearchAPI>
     /// Rendered pages, shared until one of their entries changes.
-    private let renders: RenderCache
+    private let renders: Renders
     private let time: any TimeSource
     private let logger: Logger
 
@@ -16,7 +19,7 @@ final class SearchHandler: Sendable {
     ///   - mode: `--search-api`.
     ///   - renders: where rendered pages are kept (shared with the widget's timelines).
     init(
-        mode: SearchAPIMode, store: SharedStore, renders: RenderCache, presenter: Presenter, time: any TimeSource,
+        mode: SearchAPIMode, store: SharedStore, renders: Renders, presenter: Presenter, time: any TimeSource,
         logger: Logger
     ) {
         self.renders = renders
@@ -28,9 +31,12 @@ final class SearchHandler: Sendable {
         self.logger = logger
     }
 
-    /// The pipeline of one `/search` request.
+    /// The pipeline of one `/search` request: the page kept for its query when memory still
+    /// holds what it was made from, else the search's steps.
     func pipeline(_ query: SearchQuery, _ presentation: Presentation) -> SearchPipeline {
-        SearchPipeline(steps: SearchSteps(query, handler: self), presentation: presentation)
+        let steps = SearchSteps(query, handler: self)
+        return SearchPipeline(
+            steps: steps, presentation: presentation, kept: kept(for: query, api: steps.api))
     }
 
     /// The generation a new search starts with.
@@ -59,49 +65,68 @@ final class SearchHandler: Sendable {
         store.offer(result.objects, from: query.storeSource)
     }
 
+    /// What a kept page is filed under: everything its bytes depend on besides its entries (the
+    /// query, the generation its lists came from). The query includes `store`, so a page kept
+    /// without offering it to the store never makes a request that would offer it skip the offer.
+    struct PageRequest: Hashable, Sendable {
+        var query: SearchQuery
+        var api: SearchAPI
+    }
+
+    /// The page kept for `query` on `api` by an earlier request, if any (see `response`).
+    private func kept(for query: SearchQuery, api: SearchAPI) -> Renders.Kept? {
+        renders.kept(for: PageRequest(query: query, api: api))
+    }
+
     /// The HTTP response for a hydrated page: a JSON body rendered once per distinct page and
     /// kept (`RenderCache`), in gzip for clients that accept it; an ETag derived from its parts'
     /// ETags, so a 304 renders nothing; cacheable for as long as the ID lists stay fresh, unless
-    /// something is still pending. A plain hit shares one response a second, as an object hit does.
+    /// something is still pending. A complete page is also kept for its query, with what it was
+    /// made from, so that asking again checks its entries instead of making it again.
     func response(
         _ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation, at now: Double
     ) -> Response {
         let (result, page, lists, outcome) = (hydrated.result, hydrated.page, hydrated.lists, hydrated.outcome)
         let key = result.renderKey(query: query, lists: lists)
         let identityETag = ETag.strong(for: key.utf8)
-        let freshUntil = lists.map(\.freshUntil).min() ?? now
-        let storedAt = lists.map(\.storedAt).min() ?? now
-        let ttl = Int((freshUntil - now).rounded(.down))
-        let age = max(0, Int((now - storedAt).rounded(.down)))
-        let complete = result.pending.isEmpty
-
-        func headers(etag: String) -> HTTPFields {
-            var headers = HTTPFields(capacity: 10)
-            headers.append("Cache-Control", complete ? "public, max-age=\(max(0, ttl))" : "no-store")
-            headers.append("Age", String(age))
-            headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: max(0, ttl)))
-            headers.append("ETag", etag)
-            return headers
-        }
         // A page with pending objects changes as they arrive: rendered for this request alone.
-        guard complete else {
+        guard result.pending.isEmpty else {
+            let freshness = Freshness(lists, at: now)
             if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: identityETag) {
-                return Response(status: 304, headers: headers(etag: identityETag), cacheOutcome: outcome)
+                return Response(
+                    status: 304, headers: freshness.headers(etag: identityETag, outcome, complete: false),
+                    cacheOutcome: outcome)
             }
-            var fields = headers(etag: identityETag)
+            var fields = freshness.headers(etag: identityETag, outcome, complete: false)
             fields.append("Content-Type", Response.jsonContentType)
             return Response(status: 200, headers: fields, body: body(result, page, query), cacheOutcome: outcome)
         }
         if !presentation.acceptsGzip, let ifNoneMatch = presentation.ifNoneMatch,
             ETag.ifNoneMatch(ifNoneMatch, matches: identityETag)
         {
-            return Response(status: 304, headers: headers(etag: identityETag), cacheOutcome: outcome)
+            return Response(
+                status: 304, headers: Freshness(lists, at: now).headers(etag: identityETag, outcome, complete: true),
+                cacheOutcome: outcome)
         }
         let rendered = renders.rendered(key, gzip: true) { (body(result, page, query), identityETag) }
+        renders.keep(
+            Renders.Kept(rendered, madeFrom: hydrated.sources),
+            for: PageRequest(query: query, api: hydrated.api))
+        return response(rendered, lists: lists, outcome: outcome, presentation, at: now)
+    }
+
+    /// The response for a complete page's render, made from the ID-list entries `lists` with the
+    /// least cached `outcome` among its entries. A plain hit shares one response a second, as an
+    /// object hit does.
+    func response(
+        _ rendered: Renders.Rendered, lists: [CacheEntry], outcome: CacheOutcome, _ presentation: Presentation,
+        at now: Double
+    ) -> Response {
+        let freshness = Freshness(lists, at: now)
         let gzip = presentation.acceptsGzip && rendered.gzipped != nil
         let etag = gzip ? rendered.gzippedETag ?? rendered.etag : rendered.etag
         func make() -> Response {
-            var fields = headers(etag: etag)
+            var fields = freshness.headers(etag: etag, outcome, complete: true)
             if rendered.gzipped != nil { fields.append("Vary", "Accept-Encoding") }
             if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
                 return Response(status: 304, headers: fields, cacheOutcome: outcome)
@@ -113,7 +138,30 @@ final class SearchHandler: Sendable {
                 cacheOutcome: outcome)
         }
         guard outcome == .hit, presentation.ifNoneMatch == nil else { return make() }
-        return rendered.responses.response(second: Int(now.rounded(.down)), age: age, ttl: ttl, gzip: gzip, make: make)
+        return rendered.responses.response(
+            second: Int(now.rounded(.down)), age: freshness.age, ttl: freshness.ttl, gzip: gzip, make: make)
+    }
+
+    /// How long a page stays fresh and how old it is: those of its ID lists, in whole seconds.
+    private struct Freshness {
+        var ttl: Int
+        var age: Int
+
+        init(_ lists: [CacheEntry], at now: Double) {
+            let freshUntil = lists.map(\.freshUntil).min() ?? now
+            let storedAt = lists.map(\.storedAt).min() ?? now
+            ttl = Int((freshUntil - now).rounded(.down))
+            age = max(0, Int((now - storedAt).rounded(.down)))
+        }
+
+        func headers(etag: String, _ outcome: CacheOutcome, complete: Bool) -> HTTPFields {
+            var headers = HTTPFields(capacity: 10)
+            headers.append("Cache-Control", complete ? "public, max-age=\(max(0, ttl))" : "no-store")
+            headers.append("Age", String(age))
+            headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: max(0, ttl)))
+            headers.append("ETag", etag)
+            return headers
+        }
     }
 
     /// The page's JSON body.
@@ -125,16 +173,53 @@ final class SearchHandler: Sendable {
     }
 }
 
-/// One `/search` request: the search's steps, then the page as JSON.
+/// One `/search` request: the page kept for its query if it still holds, else the search's
+/// steps, then the page as JSON.
 struct SearchPipeline: Pipeline {
-    var steps: SearchSteps
-    let presentation: Presentation
+    private var steps: SearchSteps
+    private let presentation: Presentation
+    /// The page kept for this query, until its entries have been checked.
+    private var kept: SearchHandler.Renders.Kept?
+    /// Whether the kept page's entries have been asked for.
+    private var checking = false
+
+    init(steps: SearchSteps, presentation: Presentation, kept: SearchHandler.Renders.Kept?) {
+        self.steps = steps
+        self.presentation = presentation
+        self.kept = kept
+    }
 
     mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
-        switch steps.advance(resolutions) {
-        case .need(let need): .need(need)
-        case .failure(let response): .respond(response)
-        case .page(let page): .respond(steps.handler.response(page, query: steps.query, presentation, at: now))
+        if let kept {
+            guard checking else {
+                checking = true
+                return .peek(kept.keys)
+            }
+            self.kept = nil
+            if let lists = kept.lists(in: resolutions) {
+                return .respond(
+                    steps.handler.response(kept.rendered, lists: lists, outcome: .hit, presentation, at: now))
+            }
+            return advance([], at: now)  // Something changed: the search's steps, from the start.
         }
+        switch steps.advance(resolutions) {
+        case .need(let need): return .need(need)
+        case .failure(let response): return .respond(response)
+        case .page(let page):
+            return .respond(steps.handler.response(page, query: steps.query, presentation, at: now))
+        }
+    }
+}
+
+extension SearchHandler.Renders.Kept {
+    /// The ID-list entries of a kept page, when `resolutions` (one per resource) are entries with
+    /// the ETags it was made from; nil when anything changed or is no longer fresh.
+    fileprivate func lists(in resolutions: [Resolution]) -> [CacheEntry]? {
+        var lists: [CacheEntry] = []
+        for (index, resolution) in resolutions.enumerated() {
+            guard case .entry(let entry, _) = resolution, entry.etag == etags[index] else { return nil }
+            if entry.kind != .object { lists.append(entry) }
+        }
+        return lists
     }
 }

@@ -7,7 +7,7 @@ struct WidgetHandler: Sendable {
     /// `--public-url`: makes the widget's links absolute.
     let publicURL: String?
     /// Rendered timelines, shared until their items change.
-    let renders: RenderCache
+    let renders: SearchHandler.Renders
     let time: any TimeSource
 
     /// The store's timeline at once; a search's through `driver`.

@@ -89,9 +89,10 @@ struct LRUStore {
     }
 
     private mutating func unlink(_ slot: Int) {
-        let node = nodes[slot]
-        if node.newer >= 0 { nodes[node.newer].older = node.older } else { newest = node.older }
-        if node.older >= 0 { nodes[node.older].newer = node.newer } else { oldest = node.newer }
+        // The links only: copying the node would retain its entry, whose count every loop touches.
+        let (newer, older) = (nodes[slot].newer, nodes[slot].older)
+        if newer >= 0 { nodes[newer].older = older } else { newest = older }
+        if older >= 0 { nodes[older].newer = newer } else { oldest = newer }
     }
 }
 

@@ -41,6 +41,12 @@ public final class MemoryCache: Sendable {
         state.withLock { $0.get(key) }
     }
 
+    /// The entries for `keys`, in order, as `entry(for:)` gives them, under one taking of the lock.
+    /// Any thread.
+    public func entries(for keys: [String]) -> [CacheEntry?] {
+        state.withLock { store in keys.map { store.get($0) } }
+    }
+
     /// Stores `entry`, evicting least recently used entries to stay within the bound. Any thread.
     public func store(_ entry: CacheEntry) {
         state.withLock { _ = $0.put(entry) }

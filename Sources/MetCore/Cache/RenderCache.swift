@@ -1,9 +1,11 @@
 /// Bodies rendered from several cache entries (a `/search` page, a widget timeline), kept and
 /// shared until what they were rendered from changes: the key names every input byte for byte
 /// (the request's canonical parameters and the ETags of the entries, or the store's version), so
-/// a changed entry or store makes a new key and the old render is never served for it. Bounded in
-/// bytes: when full, it starts afresh (each render is then made once again). Any thread.
-final class RenderCache: Sendable {
+/// a changed entry or store makes a new key and the old render is never served for it. Renders can
+/// also be kept for the request they answer (`Request`, a value equal for requests that render the
+/// same way), with what they were made from. Bounded in bytes: when full, it starts afresh (each
+/// render is then made once again). Any thread.
+final class RenderCache<Request: Hashable & Sendable>: Sendable {
     /// One rendered body with its gzip copy, and the responses made from it this second.
     final class Rendered: Sendable {
         let body: [UInt8]
@@ -29,9 +31,36 @@ final class RenderCache: Sendable {
         var cost: Int { body.count + (gzipped?.count ?? 0) + etag.utf8.count + 160 }
     }
 
+    /// A render kept for the request it answers, with what it was made from: the cache keys of
+    /// its entries, in order, and the ETags they had. While memory still holds fresh entries with
+    /// those ETags under those keys, the render is what rendering again would make, byte for byte.
+    struct Kept: Sendable {
+        let rendered: Rendered
+        let keys: [String]
+        let etags: [String]
+
+        init(_ rendered: Rendered, madeFrom entries: [CacheEntry]) {
+            self.rendered = rendered
+            keys = entries.map(\.key)
+            etags = entries.map(\.etag)
+        }
+
+        var cost: Int { zip(keys, etags).reduce(rendered.cost) { $0 + $1.0.utf8.count + $1.1.utf8.count + 64 } }
+    }
+
     private struct State {
         var renders: [String: Rendered] = [:]
+        /// By request (see `keep(_:for:)`); the renders they hold are counted in `bytes` again.
+        var kept: [Request: Kept] = [:]
         var bytes = 0
+
+        /// Makes room for `cost` more bytes within `capacity`, starting afresh when full.
+        mutating func admit(_ cost: Int, capacity: Int) {
+            guard bytes + cost > capacity else { return }
+            renders.removeAll(keepingCapacity: true)
+            kept.removeAll(keepingCapacity: true)
+            bytes = 0
+        }
     }
 
     private let state = Locked(State())
@@ -56,14 +85,33 @@ final class RenderCache: Sendable {
         let cost = rendered.cost + key.utf8.count
         guard cost <= capacity / 4 else { return rendered }
         state.withLock { state in
-            if state.bytes + cost > capacity {
-                state.renders.removeAll(keepingCapacity: true)
-                state.bytes = 0
-            }
+            state.admit(cost, capacity: capacity)
             if state.renders.updateValue(rendered, forKey: key) == nil { state.bytes += cost }
         }
         return rendered
     }
+
+    /// The render kept for `request`, if any; the caller checks that it still holds.
+    func kept(for request: Request) -> Kept? {
+        state.withLock { $0.kept[request] }
+    }
+
+    /// Keeps `kept` as the answer to `request` (which names everything the render depends on
+    /// besides its entries), replacing any kept before.
+    func keep(_ kept: Kept, for request: Request) {
+        let cost = kept.cost + Self.requestCost
+        guard cost <= capacity / 4 else { return }
+        state.withLock { state in
+            state.admit(cost, capacity: capacity)
+            if let replaced = state.kept.updateValue(kept, forKey: request) {
+                state.bytes -= replaced.cost + Self.requestCost
+            }
+            state.bytes += cost
+        }
+    }
+
+    /// What a kept request is charged: an estimate of its value and its place in the table.
+    private static var requestCost: Int { MemoryLayout<Request>.size + 128 }
 
     /// Renders kept, and their bytes (for tests).
     var figures: (renders: Int, bytes: Int) { state.withLock { ($0.renders.count, $0.bytes) } }

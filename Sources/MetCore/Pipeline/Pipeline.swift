@@ -18,6 +18,11 @@ enum Step {
     case respond(Response)
     /// The pipeline goes on once these entries are resolved.
     case need(Need)
+    /// The pipeline goes on with what memory holds fresh under these cache keys: one resolution
+    /// per key, a hit or `.pending`; nothing is fetched or waited for. For checking that a kept
+    /// render still holds (what it was made from is still what memory has) without filling what
+    /// the request may no longer need.
+    case peek([String])
 }
 
 /// Cache entries a pipeline asks for, and whether it waits for all of them.

@@ -35,16 +35,15 @@ final class PipelineDriver: Sendable {
             switch pipeline.advance(resolutions, at: now) {
             case .respond(let response):
                 return .ready(response)
+            case .peek(let keys):
+                resolutions = fresh(cache.entries(for: keys), at: now)
             case .need(let need):
+                // What memory holds for every key, each looked up once, goes with the suspension.
+                let found = lookUp(need.resources)
                 resolutions = []
-                resolutions.reserveCapacity(need.resources.count)
-                for (index, resource) in need.resources.enumerated() {
-                    let entry = cache.entry(for: resource.cacheKey)
+                resolutions.reserveCapacity(found.count)
+                for entry in found {
                     guard let entry, entry.isFresh(at: now) else {
-                        // What memory holds for every key, each looked up once, goes with the suspension.
-                        let found =
-                            resolutions.map(\.entry) + [entry]
-                            + need.resources[(index + 1)...].map { cache.entry(for: $0.cacheKey) }
                         return .suspended(
                             Suspension { [pipeline] in await self.resume(pipeline, need, found: found, at: now) })
                     }
@@ -55,24 +54,47 @@ final class PipelineDriver: Sendable {
         }
     }
 
+    /// The memory entries of `resources`, in order: one lookup for one resource, else one taking
+    /// of the cache's lock for all of them (a search page's objects).
+    private func lookUp(_ resources: [MetResource]) -> [CacheEntry?] {
+        if resources.count == 1 { return [cache.entry(for: resources[0].cacheKey)] }
+        return cache.entries(for: resources.map(\.cacheKey))
+    }
+
     /// The rest of `pipeline` in a task: meets `need` (whose memory entries were `found` at `now`),
-    /// then every later need, each looked up in memory once, until the pipeline responds.
+    /// then every later step, each key looked up in memory once, until the pipeline responds.
     private func resume<P: Pipeline>(_ pipeline: P, _ need: Need, found: [CacheEntry?], at now: Double) async
         -> Response
     {
         var pipeline = pipeline
-        var (need, found, lookedAt) = (need, found, now)
+        var resolutions = await meet(need, found: found, at: now)
         while true {
-            let resolutions = await meet(need, found: found, at: lookedAt)
             switch pipeline.advance(resolutions, at: time.now()) {
             case .respond(let response):
                 return response
+            case .peek(let keys):
+                resolutions = fresh(cache.entries(for: keys), at: time.now())
             case .need(let next):
-                lookedAt = time.now()
-                need = next
-                found = need.resources.map { cache.entry(for: $0.cacheKey) }
+                let lookedAt = time.now()
+                resolutions = await meet(next, found: lookUp(next.resources), at: lookedAt)
             }
         }
+    }
+
+    /// The resolutions of a peek at the memory entries `found` at `now`: the fresh ones, and
+    /// `.pending` for the rest. They count as hits only when all are fresh (the one case in
+    /// which a kept render can be used).
+    private func fresh(_ found: [CacheEntry?], at now: Double) -> [Resolution] {
+        var allFresh = true
+        let resolutions = found.map { entry -> Resolution in
+            guard let entry, entry.isFresh(at: now) else {
+                allFresh = false
+                return .pending
+            }
+            return .entry(entry, .hit)
+        }
+        if allFresh { for _ in resolutions { cache.count(.hit) } }
+        return resolutions
     }
 
     /// One resolution per resource of `need`: the fresh entries of `found` as hits, the others

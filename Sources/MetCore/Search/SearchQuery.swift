@@ -1,6 +1,6 @@
 /// A validated `/search` request: the query and the Met's filters in canonical form, paging,
 /// sort, projection and how long to wait for the upstream.
-public struct SearchQuery: Sendable, Equatable {
+public struct SearchQuery: Sendable, Hashable {
     /// The search term (required, non-empty).
     public var q: String
     /// The Met's filters by their own names, values normalised (`true`/`false`, plain integers),
@@ -38,6 +38,9 @@ public struct SearchQuery: Sendable, Equatable {
     ]
     /// The filters whose values are terms joined by `|`.
     static let termFilters: Set<String> = ["medium", "geoLocation"]
+    /// The same, by name: the order their values are validated and kept in.
+    private static let sortedBooleanFilters = booleanFilters.sorted()
+    private static let sortedTermFilters = termFilters.sorted()
     /// Every parameter `/search` takes (`themet search` and `themet timeline` split their
     /// arguments by it).
     package static let parameters: Set<String> =
@@ -71,11 +74,11 @@ public struct SearchQuery: Sendable, Equatable {
             known: "/search takes q, the Met's filters (isHighlight, title, tags, isOnView, artistOrCulture, "
                 + "hasImages, departmentId, medium, geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, "
                 + "wait and store.")
-        var seen = Set<String>()
-        for item in target.query {
-            guard seen.insert(item.name).inserted else {
-                throw Problem(.invalidParameter, "\(item.name) is given more than once.", parameter: item.name)
-            }
+        // Every name is one of `parameters` now, so a repeated one shows within the first
+        // `parameters.count + 1` items: the scan is bounded whatever the query's length.
+        for (index, item) in target.query.enumerated()
+        where target.query[..<index].contains(where: { $0.name == item.name }) {
+            throw Problem(.invalidParameter, "\(item.name) is given more than once.", parameter: item.name)
         }
         func value(_ name: String) -> String? { target.value(of: name) }
 
@@ -88,7 +91,7 @@ public struct SearchQuery: Sendable, Equatable {
         self.q = q
 
         var filters: [RequestTarget.QueryItem] = []
-        for name in Self.booleanFilters.sorted() {
+        for name in Self.sortedBooleanFilters {
             guard let text = value(name) else { continue }
             guard text == "true" || text == "false" else {
                 throw Problem(.invalidParameter, "\(name) must be true or false.", parameter: name)
@@ -104,7 +107,7 @@ public struct SearchQuery: Sendable, Equatable {
             }
             filters.append(.init(name: "departmentId", value: String(id)))
         }
-        for name in Self.termFilters.sorted() {
+        for name in Self.sortedTermFilters {
             guard let text = value(name) else { continue }
             let terms = text.split(separator: "|", omittingEmptySubsequences: false)
             guard text.utf8.count <= 500, terms.allSatisfy({ !$0.allSatisfy(\.isWhitespace) }) else {
@@ -218,8 +221,8 @@ public struct SearchQuery: Sendable, Equatable {
 
     /// ASCII digits with an optional leading `-` (when allowed), at most 9 digits.
     private static func integer(_ text: String, allowingSign: Bool = false) -> Int? {
-        let digits = allowingSign && text.hasPrefix("-") ? text.dropFirst() : text[...]
-        guard (1...9).contains(digits.count), digits.allSatisfy(\.isASCIIDigit) else { return nil }
+        let digits = allowingSign && text.hasPrefix("-") ? text.utf8.dropFirst() : text.utf8[...]
+        guard (1...9).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         return Int(text)
     }
 }

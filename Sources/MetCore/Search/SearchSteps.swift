@@ -6,6 +6,10 @@ struct HydratedPage {
     var lists: [CacheEntry]
     /// The least cached outcome among the entries (see `Presenter.combine`).
     var outcome: CacheOutcome
+    /// Every entry the page was made from: the ID lists, then the objects.
+    var sources: [CacheEntry]
+    /// The generation the ID lists came from.
+    var api: SearchAPI
 }
 
 /// The steps of a hydrated search, shared by `/search` and the widget's timeline: the ID lists
@@ -17,6 +21,7 @@ struct SearchSteps: Sendable {
         case need(Need)
         /// The page, hydrated as far as the wait allowed (the store has been offered it).
         case page(HydratedPage)
+
         /// The response to send instead (an upstream failure, or 499).
         case failure(Response)
     }
@@ -34,7 +39,7 @@ struct SearchSteps: Sendable {
     let query: SearchQuery
     /// The generation switch, the store and the presenter.
     let handler: SearchHandler
-    private var api: SearchAPI
+    private(set) var api: SearchAPI
     private var stage = Stage.start
     /// The ID-list resources asked for last, in order.
     private var asked: [MetResource] = []
@@ -67,9 +72,11 @@ struct SearchSteps: Sendable {
             return .need(Need(page.ids.map { .object(id: $0) }, wait: query.wait))
         case .objects(let ids, let total, let reachable):
             var entries: [Int: CacheEntry] = [:]
+            var sources = listEntries
             for (id, resolution) in zip(ids, resolutions) {
                 if case .entry(let entry, let how) = resolution {
                     entries[id] = entry
+                    sources.append(entry)
                     if how != .hit { outcome = Presenter.combine(outcome, .miss) }
                 } else {
                     outcome = Presenter.combine(outcome, .miss)
@@ -79,7 +86,8 @@ struct SearchSteps: Sendable {
             handler.offerToStore(result, query)
             return .page(
                 HydratedPage(
-                    result: result, page: (ids, total, reachable), lists: listEntries, outcome: outcome))
+                    result: result, page: (ids, total, reachable), lists: listEntries, outcome: outcome,
+                    sources: sources, api: api))
         }
     }
 

@@ -64,6 +64,13 @@ public enum MetResource: Sendable, Hashable {
     }
 
     /// The canonical cache key: exactly the target sent upstream (`UpstreamTarget`), so two
-    /// resources share an entry only when the Met is asked the same bytes.
-    public var cacheKey: String { UpstreamTarget.encode(path: path, query: query) }
+    /// resources share an entry only when the Met is asked the same bytes. An object's key is
+    /// written directly: its path is digits and `/` only, which the encoder keeps as they are, and
+    /// it is made for every object of every search page hit.
+    public var cacheKey: String {
+        if case .object(let id) = self { return Self.objectKeyPrefix + String(id) }
+        return UpstreamTarget.encode(path: path, query: query)
+    }
+
+    private static let objectKeyPrefix = "\(basePath)/objects/"
 }
