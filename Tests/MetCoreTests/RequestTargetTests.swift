@@ -47,6 +47,11 @@ struct RequestTargetTests {
         #expect(try RequestTarget(parsing: "/p?" + query).query == [item])
     }
 
+    @Test func emptyPairsAreSkippedAndANameMayBeEmpty() throws {
+        let target = try RequestTarget(parsing: "/p?&a=1&&=2&b&#c=3")
+        #expect(target.query == [Item(name: "a", value: "1"), Item(name: "", value: "2"), Item(name: "b", value: "")])
+    }
+
     @Test(arguments: ["/p?", "/p?&&", "/p?#x"])
     func emptyQueriesHaveNoItems(raw: String) throws {
         let target = try RequestTarget(parsing: raw)

@@ -41,11 +41,20 @@ public struct RequestTarget: Sendable, Equatable {
         }
         var items: [QueryItem] = []
         if let rawQuery {
-            let withoutFragment = rawQuery.prefix { $0 != UInt8(ascii: "#") }
-            for pair in withoutFragment.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-                let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-                guard let name = Self.percentDecode(Substring(parts[0]), plusIsSpace: true),
-                    let value = Self.percentDecode(parts.count > 1 ? Substring(parts[1]) : "", plusIsSpace: true)
+            // Pairs between `&`s (empty ones skipped), each split at its first `=`; walked by
+            // index, as this runs for every request.
+            let query = rawQuery.prefix { $0 != UInt8(ascii: "#") }
+            var start = query.startIndex
+            while start < query.endIndex {
+                let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+                let pair = query[start..<end]
+                start = end < query.endIndex ? query.index(after: end) : end
+                guard !pair.isEmpty else { continue }
+                let equals = pair.firstIndex(of: UInt8(ascii: "="))
+                let rawName = Substring(pair[..<(equals ?? pair.endIndex)])
+                let rawValue = equals.map { Substring(pair[pair.index(after: $0)...]) } ?? ""
+                guard let name = Self.percentDecode(rawName, plusIsSpace: true),
+                    let value = Self.percentDecode(rawValue, plusIsSpace: true)
                 else {
                     throw Problem(.invalidRequestTarget, "The query has malformed percent-encoding.")
                 }
@@ -65,7 +74,7 @@ public struct RequestTarget: Sendable, Equatable {
     /// the result is not valid UTF-8.
     static func percentDecode(_ text: Substring, plusIsSpace: Bool) -> String? {
         let utf8 = text.utf8
-        if !utf8.contains(UInt8(ascii: "%")) && !(plusIsSpace && utf8.contains(UInt8(ascii: "+"))) {
+        if !utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) {
             return String(text)
         }
         var bytes: [UInt8] = []
