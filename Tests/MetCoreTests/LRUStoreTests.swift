@@ -27,6 +27,25 @@ struct LRUStoreTests {
         #expect(store.evictions == 0)
     }
 
+    /// An entry knows whether memory holds it: from its store until it is replaced or evicted,
+    /// and never when it was too large to store.
+    @Test func anEntryKnowsWhetherMemoryHoldsIt() {
+        var store = LRUStore(capacity: 1_000)
+        let first = entry("a", cost: 400)
+        #expect(!first.isInMemory)
+        store.put(first)
+        #expect(first.isInMemory)
+        let replacement = entry("a", cost: 400)
+        store.put(replacement)
+        #expect(!first.isInMemory && replacement.isInMemory)
+        let other = entry("b", cost: 700)
+        store.put(other)  // evicts a
+        #expect(!replacement.isInMemory && other.isInMemory)
+        let huge = entry("c", cost: 2_000)
+        store.put(huge)
+        #expect(!huge.isInMemory)
+    }
+
     @Test func evictsTheLeastRecentlyUsedFirst() {
         var store = LRUStore(capacity: 1_000)
         store.put(entry("a", cost: 300))

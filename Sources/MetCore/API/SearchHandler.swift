@@ -193,7 +193,7 @@ struct SearchPipeline: Pipeline {
         if let kept {
             guard checking else {
                 checking = true
-                return .peek(kept.keys)
+                return .peek(kept.entries, touch: kept.touches(at: now))
             }
             self.kept = nil
             if let lists = kept.lists(in: resolutions) {
@@ -212,12 +212,12 @@ struct SearchPipeline: Pipeline {
 }
 
 extension SearchHandler.Renders.Kept {
-    /// The ID-list entries of a kept page, when `resolutions` (one per resource) are entries with
-    /// the ETags it was made from; nil when anything changed or is no longer fresh.
+    /// The ID-list entries of a kept page, when `resolutions` (of a peek at its entries) found
+    /// them all; nil when memory no longer holds one, or one is no longer fresh.
     fileprivate func lists(in resolutions: [Resolution]) -> [CacheEntry]? {
         var lists: [CacheEntry] = []
-        for (index, resolution) in resolutions.enumerated() {
-            guard case .entry(let entry, _) = resolution, entry.etag == etags[index] else { return nil }
+        for resolution in resolutions {
+            guard case .entry(let entry, _) = resolution else { return nil }
             if entry.kind != .object { lists.append(entry) }
         }
         return lists

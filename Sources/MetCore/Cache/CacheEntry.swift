@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One cached upstream answer, ready to send: the Met's status and body bytes as received (after
 /// validation), a strong ETag, and its lifetimes. Immutable; replaced whole on refresh. A class,
 /// so the cache, the single flight and every response share one copy and pass it with one retain.
@@ -31,6 +33,16 @@ public final class CacheEntry: Sendable {
     /// The responses to plain hits on this entry, made once a second and shared (see
     /// `Presenter.hit`); any thread.
     let hitResponses = Locked(HitResponses())
+
+    /// Whether the memory tier holds this very entry: set when `LRUStore` stores it, cleared when
+    /// it removes it (replaced, evicted), under the cache's lock; read from any thread without it.
+    private let held = Atomic<Bool>(false)
+
+    /// Whether the memory tier holds this very entry now (see `Step.peek`).
+    var isInMemory: Bool { held.load(ordering: .acquiring) }
+
+    /// For `LRUStore` only, under the cache's lock.
+    func setInMemory(_ value: Bool) { held.store(value, ordering: .releasing) }
 
     /// Bodies smaller than this are sent as they are: gzip saves little on them.
     public static let gzipThreshold = 1_024

@@ -59,6 +59,7 @@ struct LRUStore {
         if oldest < 0 { oldest = slot }
         index[entry.key] = slot
         bytes += entry.cost
+        entry.setInMemory(true)
         while bytes > capacity, oldest >= 0 {
             remove(nodes[oldest].entry.key)
             evictions += 1
@@ -71,6 +72,7 @@ struct LRUStore {
         guard let slot = index.removeValue(forKey: key) else { return }
         unlink(slot)
         bytes -= nodes[slot].entry.cost
+        nodes[slot].entry.setInMemory(false)
         // Drop the body now; the slot is reused by the next put.
         nodes[slot].entry = CacheEntry.placeholder
         free.append(slot)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Bodies rendered from several cache entries (a `/search` page, a widget timeline), kept and
 /// shared until what they were rendered from changes: the key names every input byte for byte
 /// (the request's canonical parameters and the ETags of the entries, or the store's version), so
@@ -31,21 +33,30 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
         var cost: Int { body.count + (gzipped?.count ?? 0) + etag.utf8.count + 160 }
     }
 
-    /// A render kept for the request it answers, with what it was made from: the cache keys of
-    /// its entries, in order, and the ETags they had. While memory still holds fresh entries with
-    /// those ETags under those keys, the render is what rendering again would make, byte for byte.
-    struct Kept: Sendable {
+    /// A render kept for the request it answers, with the entries it was made from, in order.
+    /// While memory still holds these very entries, fresh, the render is what rendering again
+    /// would make, byte for byte. It holds the entries too, so it is charged their cost: an entry
+    /// memory has dropped lives on until its kept renders go.
+    final class Kept: Sendable {
         let rendered: Rendered
-        let keys: [String]
-        let etags: [String]
+        let entries: [CacheEntry]
+        /// The second of the clock in which the entries were last looked up by key.
+        private let touched = Atomic<Int>(Int.min)
 
         init(_ rendered: Rendered, madeFrom entries: [CacheEntry]) {
             self.rendered = rendered
-            keys = entries.map(\.key)
-            etags = entries.map(\.etag)
+            self.entries = entries
         }
 
-        var cost: Int { zip(keys, etags).reduce(rendered.cost) { $0 + $1.0.utf8.count + $1.1.utf8.count + 64 } }
+        var cost: Int { entries.reduce(rendered.cost) { $0 + $1.cost + 16 } }
+
+        /// Whether a check at `now` should look the entries up by key, marking them recently used
+        /// in memory (the first check of each second of the clock), rather than read their flags:
+        /// so entries used only through this render still age in memory as used ones do.
+        func touches(at now: Double) -> Bool {
+            let second = Int(now.rounded(.down))
+            return touched.exchange(second, ordering: .relaxed) != second
+        }
     }
 
     private struct State {

@@ -18,11 +18,13 @@ enum Step {
     case respond(Response)
     /// The pipeline goes on once these entries are resolved.
     case need(Need)
-    /// The pipeline goes on with what memory holds fresh under these cache keys: one resolution
-    /// per key, a hit or `.pending`; nothing is fetched or waited for. For checking that a kept
-    /// render still holds (what it was made from is still what memory has) without filling what
-    /// the request may no longer need.
-    case peek([String])
+    /// The pipeline goes on if memory still holds these very entries, fresh: one resolution per
+    /// entry, the entry as a hit or `.pending`; nothing is fetched or waited for. For checking that
+    /// a kept render still holds (what it was made from is what memory has) without filling what
+    /// the request may no longer need. `touch`: look them up by key, under one taking of the
+    /// cache's lock, which marks them recently used; else read each entry's own flag
+    /// (`CacheEntry.isInMemory`), without the lock.
+    case peek([CacheEntry], touch: Bool)
 }
 
 /// Cache entries a pipeline asks for, and whether it waits for all of them.

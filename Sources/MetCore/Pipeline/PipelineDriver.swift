@@ -35,8 +35,8 @@ final class PipelineDriver: Sendable {
             switch pipeline.advance(resolutions, at: now) {
             case .respond(let response):
                 return .ready(response)
-            case .peek(let keys):
-                resolutions = fresh(cache.entries(for: keys), at: now)
+            case .peek(let entries, let touch):
+                resolutions = peek(entries, touch: touch, at: now)
             case .need(let need):
                 // What memory holds for every key, each looked up once, goes with the suspension.
                 let found = lookUp(need.resources)
@@ -72,8 +72,8 @@ final class PipelineDriver: Sendable {
             switch pipeline.advance(resolutions, at: time.now()) {
             case .respond(let response):
                 return response
-            case .peek(let keys):
-                resolutions = fresh(cache.entries(for: keys), at: time.now())
+            case .peek(let entries, let touch):
+                resolutions = peek(entries, touch: touch, at: time.now())
             case .need(let next):
                 let lookedAt = time.now()
                 resolutions = await meet(next, found: lookUp(next.resources), at: lookedAt)
@@ -81,19 +81,24 @@ final class PipelineDriver: Sendable {
         }
     }
 
-    /// The resolutions of a peek at the memory entries `found` at `now`: the fresh ones, and
-    /// `.pending` for the rest. They count as hits only when all are fresh (the one case in
-    /// which a kept render can be used).
-    private func fresh(_ found: [CacheEntry?], at now: Double) -> [Resolution] {
-        var allFresh = true
-        let resolutions = found.map { entry -> Resolution in
-            guard let entry, entry.isFresh(at: now) else {
-                allFresh = false
-                return .pending
+    /// The resolutions of a peek (`Step.peek`) at `entries` at `now`: those memory still holds,
+    /// fresh, and `.pending` for the rest. They count as hits only when all are held (the one case
+    /// in which a kept render is used).
+    private func peek(_ entries: [CacheEntry], touch: Bool, at now: Double) -> [Resolution] {
+        let current = touch ? cache.entries(for: entries.map(\.key)) : nil
+        var allHeld = true
+        var resolutions: [Resolution] = []
+        resolutions.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            let held = current.map { $0[index] === entry } ?? entry.isInMemory
+            if held, entry.isFresh(at: now) {
+                resolutions.append(.entry(entry, .hit))
+            } else {
+                allHeld = false
+                resolutions.append(.pending)
             }
-            return .entry(entry, .hit)
         }
-        if allFresh { for _ in resolutions { cache.count(.hit) } }
+        if allHeld { for _ in resolutions { cache.count(.hit) } }
         return resolutions
     }
 
