@@ -56,7 +56,9 @@ struct ClientLimitTests {
         }
         #expect(try await servers.get("/health").status == 200)
         let warnings = servers.themet.standardError.components(separatedBy: "(--max-connections)").count - 1
-        #expect(warnings == 1, "one warning per episode, not one per refused accept")
+        // The four closes reach the loops one by one: a loop may accept a waiting client after the
+        // first and reach the cap again, a second episode. Never one warning per refused accept.
+        #expect((1...2).contains(warnings), "one warning per episode, not one per refused accept")
     }
 
     @Test func atTheCapConnectionsSlowToSendTheirRequestMakeRoomForOrdinaryClients() async throws {
