@@ -3,6 +3,34 @@ import Testing
 
 @Suite("GET /objects/{id} end to end")
 struct ObjectRouteTests {
+    /// `--object-ttl 0` makes a stored object expired at once, and 3 s of upstream latency makes
+    /// the refresh slow enough to be seen running: the expired copy is answered meanwhile, and
+    /// the refresh is the only other call the Met gets.
+    @Test func anExpiredObjectIsAnsweredAtOnceWhileOneRefreshRuns() async throws {
+        let servers = try await Servers.start(fake: ["--latency", "3000"], themet: ["--object-ttl", "0"])
+        let first = try await servers.get("/objects/436535")
+        #expect(first.status == 200)
+        for _ in 0..<3 {
+            let stale = try await servers.get("/objects/436535")
+            #expect(stale.status == 200)
+            #expect(stale.body == first.body)
+            #expect(stale.header("Cache-Status")?.hasSuffix("; detail=revalidating") == true)
+            #expect(stale.header("Cache-Control")?.contains("stale-while-revalidate=") == true)
+        }
+        func cache() async throws -> [String: Any] {
+            try await servers.get("/health").json()["cache"] as? [String: Any] ?? [:]
+        }
+        #expect(try await cache()["inFlight"] as? Int == 1)  // the refresh, still waiting for the Met
+        #expect(try await cache()["revalidating"] as? Int == 3)
+        var polls = 0
+        while try await cache()["inFlight"] as? Int != 0, polls < 200 {  // 10 s at most
+            polls += 1
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await cache()["inFlight"] as? Int == 0)
+        #expect(try await servers.upstreamStats().total == 2)
+    }
+
     @Test func servesTheMetsBytesThenHitsTheCache() async throws {
         let servers = try await Servers.start()
         let fixture = try Data(

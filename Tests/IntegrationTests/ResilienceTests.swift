@@ -6,7 +6,9 @@ struct ResilienceTests {
     @Test func outageServesStaleCopiesAndAClearErrorForTheRest() async throws {
         // --object-ttl 0: every cached object is stale at once, so each request asks the upstream.
         // No retries: this test is about the stale copy, not about riding out the outage.
-        let servers = try await Servers.start(themet: ["--object-ttl", "0", "--upstream-retries", "0"])
+        let servers = try await Servers.start(themet: [
+            "--object-ttl", "0", "--stale-while-revalidate", "0", "--upstream-retries", "0",
+        ])
         let first = try await servers.get("/objects/436535")
         #expect(first.status == 200)
 

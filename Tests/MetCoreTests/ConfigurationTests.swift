@@ -150,6 +150,7 @@ struct ConfigurationTests {
         "--departments-ttl": "2y",
         "--not-found-ttl": "1h30m",
         "--stale-if-error": "366d",
+        "--stale-while-revalidate": "366d",
         "--block-cooldown": "0",
         "--max-uri-length": "100",
         "--max-header-size": "2M",

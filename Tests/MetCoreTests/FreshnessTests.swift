@@ -86,18 +86,18 @@ struct FreshnessTests {
     @Test func cacheControlAndAgeMoveWithTheClock() async throws {
         let harness = harness(for: .object(id: 1), body: Sample.object(1))
         let miss = await harness.get("/objects/1")
-        #expect(miss.headers["Cache-Control"] == "public, max-age=100")
+        #expect(miss.headers["Cache-Control"] == "public, max-age=100, stale-if-error=604800")
         #expect(miss.headers["Age"] == "0")
 
         harness.time.advance(by: 30.7)
         let hit = try #require(harness.getImmediately("/objects/1"))
-        #expect(hit.headers["Cache-Control"] == "public, max-age=69")
+        #expect(hit.headers["Cache-Control"] == "public, max-age=69, stale-if-error=604800")
         #expect(hit.headers["Age"] == "30")
         #expect(hit.headers["Cache-Status"] == "TheMet; hit; ttl=69")
 
         harness.time.advance(by: 69)
         let last = try #require(harness.getImmediately("/objects/1"))
-        #expect(last.headers["Cache-Control"] == "public, max-age=0")
+        #expect(last.headers["Cache-Control"] == "public, max-age=0, stale-if-error=604800")
         #expect(last.headers["Age"] == "99")
     }
 
@@ -145,7 +145,7 @@ struct FreshnessTests {
         #expect(immediate.status == 304)
         #expect(immediate.body.isEmpty)
         #expect(immediate.headers["ETag"] == etag)
-        #expect(immediate.headers["Cache-Control"] == "public, max-age=100")
+        #expect(immediate.headers["Cache-Control"] == "public, max-age=100, stale-if-error=604800")
         #expect(immediate.headers["Content-Type"] == nil)
         #expect(await harness.get("/objects/1", headers: ifNoneMatch).status == 304)
         #expect(harness.upstream.calls.count == 1)

@@ -39,7 +39,7 @@ struct HealthTests {
         #expect(
             cache == [
                 "entries": 0, "bytes": 0, "capacityBytes": 1_048_576, "hits": 0, "misses": 0, "collapsed": 0,
-                "staleServed": 0, "evictions": 0, "inFlight": 0,
+                "revalidating": 0, "staleServed": 0, "evictions": 0, "inFlight": 0,
             ])
         #expect(document["store"] as? [String: Int] == ["records": 0, "replacements": 0, "writes": 0])
     }

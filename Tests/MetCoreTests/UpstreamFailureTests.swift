@@ -91,7 +91,7 @@ struct UpstreamFailureTests {
         let cacheStatus = try #require(stale.headers["Cache-Status"])
         #expect(cacheStatus.contains("fwd=stale"))
         #expect(cacheStatus == "TheMet; fwd=stale; ttl=-50; detail=upstream-failed")
-        #expect(stale.headers["Cache-Control"] == "public, max-age=0")
+        #expect(stale.headers["Cache-Control"] == "public, max-age=0, stale-if-error=950")
         #expect(stale.headers["Age"] == "150")
         #expect(stale.cacheOutcome == .stale)
         #expect(harness.upstream.calls.count == 2)

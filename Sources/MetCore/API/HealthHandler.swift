@@ -60,6 +60,7 @@ struct HealthHandler: Sendable {
         json.member("hits", int: figures.hits)
         json.member("misses", int: figures.misses)
         json.member("collapsed", int: figures.collapsed)
+        json.member("revalidating", int: figures.revalidating)
         json.member("staleServed", int: figures.staleServed)
         json.member("evictions", int: figures.evictions)
         json.member("inFlight", int: flights.inFlight)

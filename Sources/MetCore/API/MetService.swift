@@ -94,6 +94,9 @@ public final class MetService: Responder {
     /// Background fetches that pipelines started and no longer wait for (for tests).
     var backgroundFillsRunning: Int { driver.backgroundFillsRunning }
 
+    /// Background refreshes of entries served while revalidating (for tests).
+    var refreshesRunning: Int { fetcher.refreshesRunning }
+
     /// The handler's answer to a routed request.
     private func answer(_ routed: RoutedRequest, to request: Request) -> Answer {
         switch routed {

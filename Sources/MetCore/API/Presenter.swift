@@ -54,7 +54,7 @@ final class Presenter: Sendable {
         // Room for these, Content-Encoding and the two CORS fields added around the handlers.
         var headers = HTTPFields(capacity: 10)
         let remaining = Int((entry.freshUntil - now).rounded(.down))
-        headers.append("Cache-Control", "public, max-age=\(max(0, remaining))")
+        headers.append("Cache-Control", Self.cacheControl(entry, at: now))
         headers.append("Age", String(max(0, Int((now - entry.storedAt).rounded(.down)))))
         if outcome != .none { headers.append("Cache-Status", Self.cacheStatus(outcome, ttl: remaining)) }
 
@@ -93,12 +93,29 @@ final class Presenter: Sendable {
         return Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
     }
 
+    /// `public, max-age=N` (the freshness left), then what RFC 5861 lets a cache downstream do
+    /// once that has run out, for as long as this server would: serve the answer while it
+    /// revalidates (`stale-while-revalidate`) and when the origin fails (`stale-if-error`), each
+    /// counted from the end of `max-age` and left out once run out. The server's own documents
+    /// never go stale while it runs, so they carry `max-age` alone.
+    static func cacheControl(_ entry: CacheEntry, at now: Double) -> String {
+        let staleFrom = max(now, entry.freshUntil)
+        var value = "public, max-age=\(max(0, Int((entry.freshUntil - now).rounded(.down))))"
+        guard entry.kind != .document else { return value }
+        let revalidate = Int((entry.revalidateUntil - staleFrom).rounded(.down))
+        if revalidate > 0 { value += ", stale-while-revalidate=\(revalidate)" }
+        let ifError = Int((entry.staleUntil - staleFrom).rounded(.down))
+        if ifError > 0 { value += ", stale-if-error=\(ifError)" }
+        return value
+    }
+
     /// RFC 9211 `Cache-Status` for one outcome; `ttl` is the remaining freshness in seconds.
     static func cacheStatus(_ outcome: CacheOutcome, ttl: Int) -> String {
         switch outcome {
         case .hit: "TheMet; hit; ttl=\(ttl)"
         case .miss: "TheMet; fwd=uri-miss; stored"
         case .collapsed: "TheMet; fwd=uri-miss; collapsed"
+        case .revalidating: "TheMet; fwd=stale; ttl=\(ttl); detail=revalidating"
         case .stale: "TheMet; fwd=stale; ttl=\(ttl); detail=upstream-failed"
         case .none: ""
         }
@@ -112,7 +129,8 @@ final class Presenter: Sendable {
             case .hit: 1
             case .collapsed: 2
             case .miss: 3
-            case .stale: 4
+            case .revalidating: 4
+            case .stale: 5
             }
         }
         return rank(second) > rank(first) ? second : first

@@ -29,6 +29,8 @@ public final class CacheEntry: Sendable {
     public let freshUntil: Double
     /// After freshness, served only if the upstream fails, until this time.
     public let staleUntil: Double
+    /// After freshness, served at once while a background request refreshes it, until this time.
+    public let revalidateUntil: Double
 
     /// The responses to plain hits on this entry, made once a second and shared (see
     /// `Presenter.hit`); any thread.
@@ -75,6 +77,7 @@ public final class CacheEntry: Sendable {
         self.storedAt = storedAt
         self.freshUntil = storedAt + policy.lifetime(of: kind, status: status)
         self.staleUntil = freshUntil + policy.staleIfError
+        self.revalidateUntil = freshUntil + policy.staleWhileRevalidate
     }
 
     /// Whether the entry can be served without asking the upstream at `time`.
@@ -82,6 +85,14 @@ public final class CacheEntry: Sendable {
 
     /// Whether the entry may stand in for a failed upstream call at `time`.
     public func isUsableWhenStale(at time: Double) -> Bool { time < staleUntil }
+
+    /// How the memory tier can answer with this entry at `time` without waiting: `.hit` while
+    /// fresh, `.revalidating` after that within stale-while-revalidate (the caller then starts a
+    /// refresh), nil when it must wait for the tiers below.
+    func servedOutcome(at time: Double) -> CacheOutcome? {
+        if time < freshUntil { return .hit }
+        return time < revalidateUntil ? .revalidating : nil
+    }
 
     /// Bytes this entry is charged against the memory tier's bound: both bodies, key and a fixed
     /// overhead for the struct, ETag and LRU bookkeeping.

@@ -1,5 +1,6 @@
-/// How long entries stay fresh, per kind, and how long an expired entry may still be served when
-/// the upstream fails (stale-if-error). All values in seconds.
+/// How long entries stay fresh, per kind, how long an expired entry is still served while it is
+/// refreshed (stale-while-revalidate), and how long it may stand in when the upstream fails
+/// (stale-if-error), both counted from the end of freshness (RFC 5861). All values in seconds.
 public struct FreshnessPolicy: Sendable, Equatable {
     /// Object records: they change slowly (`metadataDate` moves daily at most). Default 24 h.
     public var object: Double = 86_400
@@ -13,6 +14,9 @@ public struct FreshnessPolicy: Sendable, Equatable {
     public var notFound: Double = 3_600
     /// After freshness ends, how long the entry may still be served if the upstream fails. Default 7 days.
     public var staleIfError: Double = 604_800
+    /// After freshness ends, how long the entry is still served at once while one background
+    /// request refreshes it. Default 1 day.
+    public var staleWhileRevalidate: Double = 86_400
 
     /// How long clients may keep the server's own documents: one hour, not configurable.
     public static let documentLifetime: Double = 3_600

@@ -15,6 +15,8 @@ public struct CacheStatistics: Sendable, Equatable {
     /// Requests that waited on another request's upstream call instead of making their own
     /// (`Cache-Status: …; collapsed`, RFC 9211's term).
     public var collapsed = 0
+    /// Requests answered from an expired entry while one background request refreshed it.
+    public var revalidating = 0
     /// Requests answered from an expired entry because the upstream failed.
     public var staleServed = 0
     /// Entries dropped to stay within `capacity`.
@@ -29,6 +31,7 @@ public final class MemoryCache: Sendable {
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
     private let collapsed = Atomic<Int>(0)
+    private let revalidating = Atomic<Int>(0)
     private let staleServed = Atomic<Int>(0)
 
     /// - Parameter capacity: the most bytes of entries kept (see `CacheEntry.cost`).
@@ -58,6 +61,7 @@ public final class MemoryCache: Sendable {
         case .hit: hits.add(1, ordering: .relaxed)
         case .miss: misses.add(1, ordering: .relaxed)
         case .collapsed: collapsed.add(1, ordering: .relaxed)
+        case .revalidating: revalidating.add(1, ordering: .relaxed)
         case .stale: staleServed.add(1, ordering: .relaxed)
         case .none: break
         }
@@ -67,7 +71,8 @@ public final class MemoryCache: Sendable {
     public var statistics: CacheStatistics {
         var figures = CacheStatistics(
             hits: hits.load(ordering: .relaxed), misses: misses.load(ordering: .relaxed),
-            collapsed: collapsed.load(ordering: .relaxed), staleServed: staleServed.load(ordering: .relaxed))
+            collapsed: collapsed.load(ordering: .relaxed), revalidating: revalidating.load(ordering: .relaxed),
+            staleServed: staleServed.load(ordering: .relaxed))
         state.withLock { store in
             figures.entries = store.count
             figures.bytes = store.bytes

@@ -238,6 +238,11 @@ extension ServerConfiguration {
             range: 0...31_536_000
         ) { $0.freshness.staleIfError = $1 },
         durationOption(
+            "--stale-while-revalidate", "1d",
+            "How long past freshness an entry is still served at once while one background request refreshes it.",
+            range: 0...31_536_000
+        ) { $0.freshness.staleWhileRevalidate = $1 },
+        durationOption(
             "--block-cooldown", "60s",
             "Pause for all upstream calls after the Met's firewall answers 403; doubled on a repeat block, up to 15m.",
             range: 1...86_400

@@ -9,6 +9,9 @@ public enum CacheOutcome: String, Sendable {
     case miss
     /// Joined another request's upstream fetch for the same key (single flight).
     case collapsed
+    /// Served from an expired entry while one background request refreshes it
+    /// (stale-while-revalidate).
+    case revalidating
     /// Served from an expired entry because the upstream failed (stale-if-error).
     case stale
 }

@@ -43,13 +43,13 @@ final class PipelineDriver: Sendable {
                 resolutions = []
                 resolutions.reserveCapacity(found.count)
                 for entry in found {
-                    guard let entry, entry.isFresh(at: now) else {
+                    guard let entry, let outcome = entry.servedOutcome(at: now) else {
                         return .suspended(
                             Suspension { [pipeline] in await self.resume(pipeline, need, found: found, at: now) })
                     }
-                    resolutions.append(.entry(entry, .hit))
+                    resolutions.append(.entry(entry, outcome))
                 }
-                for _ in resolutions { cache.count(.hit) }
+                for (resource, resolution) in zip(need.resources, resolutions) { served(resource, resolution) }
             }
         }
     }
@@ -81,6 +81,14 @@ final class PipelineDriver: Sendable {
         }
     }
 
+    /// Counts a resolution met from memory, and starts the refresh of an entry served while it
+    /// is revalidated.
+    private func served(_ resource: MetResource, _ resolution: Resolution) {
+        guard case .entry(let entry, let outcome) = resolution else { return }
+        cache.count(outcome)
+        if outcome == .revalidating { resolver.revalidate(resource, stale: entry) }
+    }
+
     /// The resolutions of a peek (`Step.peek`) at `entries` at `now`: those memory still holds,
     /// fresh, and `.pending` for the rest. They count as hits only when all are held (the one case
     /// in which a kept render is used).
@@ -108,9 +116,9 @@ final class PipelineDriver: Sendable {
         var resolutions = [Resolution](repeating: .pending, count: need.resources.count)
         var missing: [Int] = []
         for (index, entry) in found.enumerated() {
-            if let entry, entry.isFresh(at: now) {
-                cache.count(.hit)
-                resolutions[index] = .entry(entry, .hit)
+            if let entry, let outcome = entry.servedOutcome(at: now) {
+                resolutions[index] = .entry(entry, outcome)
+                served(need.resources[index], resolutions[index])
             } else {
                 missing.append(index)
             }

@@ -77,7 +77,11 @@ struct SearchSteps: Sendable {
                 if case .entry(let entry, let how) = resolution {
                     entries[id] = entry
                     sources.append(entry)
-                    if how != .hit { outcome = Presenter.combine(outcome, .miss) }
+                    // A record fetched in the background shows as stored whether it led or joined its
+                    // fetch; one served stale says so.
+                    if how != .hit {
+                        outcome = Presenter.combine(outcome, how == .revalidating || how == .stale ? how : .miss)
+                    }
                 } else {
                     outcome = Presenter.combine(outcome, .miss)
                 }

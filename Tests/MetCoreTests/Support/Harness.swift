@@ -37,6 +37,8 @@ struct Harness {
     ) {
         var configuration = ServerConfiguration()
         Self.unpaced(&configuration)
+        // Most tests are about what expiry does; the stale-while-revalidate tests turn it on.
+        configuration.freshness.staleWhileRevalidate = 0
         configure(&configuration)
         self.upstream = upstream
         self.time = ManualTime()
