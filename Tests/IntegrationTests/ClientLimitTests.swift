@@ -28,9 +28,11 @@ struct ClientLimitTests {
     }
 
     @Test func atTheConnectionCapNewClientsWaitAndAreServedOnceOthersClose() async throws {
-        // Four requests wait 2 s for the upstream: busy connections, which are never shed.
+        // Four requests wait 5 s for the upstream: busy connections, which are never shed. (Once
+        // answered they would be idle, and shed after a second for the waiting clients: the wait
+        // must outlast the steps below by far, under ThreadSanitizer too.)
         let servers = try await Servers.start(
-            fake: ["--latency", "2000"], themet: ["--max-connections", "4", "--loops", "2"])
+            fake: ["--latency", "5000"], themet: ["--max-connections", "4", "--loops", "2"])
         let port = servers.themet.port
         let request = Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var held: [RawConnection] = []
