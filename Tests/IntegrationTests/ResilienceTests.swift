@@ -137,8 +137,11 @@ struct ResilienceTests {
             if !logged { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(logged, "no 499 access-log line within 2 s: \(servers.themet.standardError)")
-        // The server carries on.
+        // The server carries on, and the fetch the client started still fills the cache.
         #expect(try await servers.get("/health").status == 200)
+        let after = try await servers.get("/objects/436535")
+        #expect(after.status == 200)
+        #expect(try await servers.upstreamStats().total == 1)
     }
 
     @Test func sigtermFinishesInFlightRequestsAndExitsZero() async throws {

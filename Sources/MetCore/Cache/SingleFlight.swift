@@ -1,11 +1,11 @@
 /// Makes identical concurrent operations share one execution: the first caller for a key starts
 /// it, later callers for the same key wait for the same result, and every waiter is resumed the
 /// moment it arrives. A waiter whose task is cancelled leaves at once; the operation itself is
-/// cancelled only when its last waiter has left.
+/// never cancelled once started, even when every waiter has left: it runs to its end, so what it
+/// fetches still fills the cache, and callers arriving meanwhile join it.
 public final class SingleFlight<Value: Sendable>: Sendable {
     private struct Flight {
         let id: UInt64
-        var task: Task<Void, Never>?
         var waiters: [UInt64: CheckedContinuation<Result<Value, UpstreamError>, Never>] = [:]
     }
 
@@ -47,9 +47,9 @@ public final class SingleFlight<Value: Sendable>: Sendable {
                     let id = state.nextID
                     var flight = Flight(id: id)
                     flight.waiters[waiter] = continuation
-                    // Unstructured on purpose: the operation belongs to all waiters, not to the first.
-                    // Created under the lock so that a waiter leaving at once finds the task to cancel.
-                    flight.task = Task {
+                    // Unstructured on purpose: the operation belongs to all waiters, not to the first,
+                    // and outlives them all.
+                    Task {
                         let result = await operation()
                         self.finish(key, flight: id, with: result)
                     }
@@ -78,19 +78,8 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     private func leave(_ key: String, waiter: UInt64) {
-        let (continuation, orphan) = state.withLock {
-            state -> (CheckedContinuation<Result<Value, UpstreamError>, Never>?, Task<Void, Never>?) in
-            guard var flight = state.flights[key], let continuation = flight.waiters.removeValue(forKey: waiter) else {
-                return (nil, nil)
-            }
-            if flight.waiters.isEmpty {
-                state.flights[key] = nil
-                return (continuation, flight.task)
-            }
-            state.flights[key] = flight
-            return (continuation, nil)
-        }
+        // The flight stays, without this waiter: later callers for the key still join it.
+        let continuation = state.withLock { state in state.flights[key]?.waiters.removeValue(forKey: waiter) }
         continuation?.resume(returning: .failure(.cancelled))
-        orphan?.cancel()
     }
 }

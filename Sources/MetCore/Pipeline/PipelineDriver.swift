@@ -24,7 +24,8 @@ final class PipelineDriver: Sendable {
     /// Background fetches running now (for tests).
     var backgroundFillsRunning: Int { backgroundFills.withLock { $0 } }
 
-    /// Advances `pipeline` on the calling thread while memory meets its needs. Never waits; a
+    /// Advances `pipeline` on the calling thread while memory meets its needs (with fresh entries,
+    /// or expired ones within stale-while-revalidate, whose refresh it starts). Never waits; a
     /// fresh hit allocates no task. The suspension it may return starts nothing until run.
     func start<P: Pipeline>(_ pipeline: P) -> Answer {
         var pipeline = pipeline
@@ -110,8 +111,9 @@ final class PipelineDriver: Sendable {
         return resolutions
     }
 
-    /// One resolution per resource of `need`: the fresh entries of `found` as hits, the others
-    /// through the resolver (in order, or in the background until the need's wait ends).
+    /// One resolution per resource of `need`: the entries of `found` that memory can serve (fresh,
+    /// or within stale-while-revalidate, then refreshed), the others through the resolver (in
+    /// order, or in the background until the need's wait ends).
     private func meet(_ need: Need, found: [CacheEntry?], at now: Double) async -> [Resolution] {
         var resolutions = [Resolution](repeating: .pending, count: need.resources.count)
         var missing: [Int] = []
