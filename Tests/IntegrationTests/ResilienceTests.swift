@@ -180,10 +180,14 @@ struct ResilienceTests {
         #expect(await servers.themet.waitForExit() == 0)
     }
 
-    @Test func badConfigurationExits64NamingTheFlag() async throws {
+    @Test(arguments: [
+        ["--port", "http"], ["--stale-while-revalidate", "366d"], ["--stale-while-revalidate", "-1s"],
+        ["--stale-while-revalidate", "soon"],
+    ])
+    func badConfigurationExits64NamingTheFlag(arguments: [String]) async throws {
         let process = Process()
         process.executableURL = BuiltProducts.themet
-        process.arguments = ["serve", "--port", "http"]
+        process.arguments = ["serve"] + arguments
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = Pipe()
@@ -191,7 +195,7 @@ struct ResilienceTests {
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 64)
-        #expect(text.contains("--port"))
+        #expect(text.contains(arguments[0]))
         #expect(text.split(separator: "\n").count == 1)
     }
 }
