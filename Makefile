@@ -4,7 +4,7 @@
 SWIFT       ?= swift
 PORT        ?= 8080
 ARGS        ?=
-APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev ca-certificates
+APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev ca-certificates
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
@@ -102,7 +102,7 @@ bench-smoke: deps
 	$(call bench_run,--smoke)
 
 test-unit: deps
-	$(SWIFT) test --filter 'MetCoreTests|ThemetTests|HTTPWireTests|MetHTTPTests'
+	$(SWIFT) test --filter 'MetCoreTests|MetDiskTests|ThemetTests|HTTPWireTests|MetHTTPTests'
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

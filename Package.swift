@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent", providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The byte rules (tokens, unreserved, hex digits) the core and the HTTP reader share.
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
         // The HTTP/1.1 reader (RFC 9112, strict) with its own error type; knows no core type.
@@ -38,12 +39,14 @@ let package = Package(
         .target(
             name: "MetHTTP", dependencies: ["MetCore", "HTTPWire", "HTTPGrammar", "CLibevent"],
             swiftSettings: swiftSettings),
+        // The persistent tier: cache entries in SQLite (WAL), one batching writer thread.
+        .target(name: "MetDisk", dependencies: ["MetCore", "CSQLite"], swiftSettings: swiftSettings),
         // The real Met over libcurl's multi interface, on its own libevent loop.
         .target(
             name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
         // The server and the one-shot CLI commands: where the targets meet.
         .executableTarget(
-            name: "themet", dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP", "MetUpstream"],
+            name: "themet", dependencies: ["MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetUpstream"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",
@@ -55,6 +58,8 @@ let package = Package(
             name: "MetHTTPTests", dependencies: ["MetHTTP", "MetCore", "HTTPWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures", "HTTPGrammar"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MetDiskTests", dependencies: ["MetDisk", "MetCore", "CSQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "ThemetTests", dependencies: ["MetCore", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

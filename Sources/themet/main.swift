@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetDisk
 import MetGzip
 import MetHTTP
 import MetUpstream
@@ -50,8 +51,12 @@ do {
 }
 
 let logger = Logger(level: configuration.logLevel)
+let disk =
+    configuration.diskCacheSize > 0
+    ? DiskCache.open(directory: configuration.dataDirectory, capacity: configuration.diskCacheSize, logger: logger)
+    : nil
 let service = MetService(
-    configuration: configuration, upstream: upstream, time: SystemTime(), logger: logger,
+    configuration: configuration, upstream: upstream, disk: disk, time: SystemTime(), logger: logger,
     openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
 service.store.load()
 
@@ -59,6 +64,7 @@ if routeCommand != nil {
     Task {
         let status = await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1)
         service.store.waitForWrites()  // the process ends here: the latest results must reach objects.json
+        disk?.close()  // and what it fetched, the persistent cache
         exit(status)
     }
     dispatchMain()
@@ -84,6 +90,7 @@ ShutdownSignal.onReceipt { signal in
     logger.info("signal \(signal): draining for up to \(configuration.shutdownTimeout) s")
     server.shutdown(gracePeriod: configuration.shutdownTimeout)
     service.store.waitForWrites()  // the latest results reach objects.json before the process ends
+    disk?.close()  // and the entries still queued, the persistent cache
     logger.info("stopped")
     exit(0)
 }

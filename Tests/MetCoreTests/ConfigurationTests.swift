@@ -138,6 +138,7 @@ struct ConfigurationTests {
         "--data-dir": "",
         "--loops": "0",
         "--cache-size": "1K",
+        "--disk-cache-size": "512KiB",
         "--upstream-timeout": "0",
         "--upstream-connect-timeout": "0",
         "--upstream-max-body": "1K",

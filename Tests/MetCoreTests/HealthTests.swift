@@ -17,7 +17,8 @@ struct HealthTests {
         let harness = Harness { $0.cacheSize = 1_048_576 }
         harness.time.advance(by: 12.9)
         let document = try health(harness)
-        #expect(Set(document.keys) == ["status", "version", "uptimeSeconds", "upstream", "cache", "store"])
+        #expect(Set(document.keys) == ["status", "version", "uptimeSeconds", "upstream", "cache", "disk", "store"])
+        #expect(document["disk"] is NSNull)  // the harness has no persistent tier
         #expect(document["status"] as? String == "ok")
         #expect(document["version"] as? String == MetService.version)
         #expect(document["uptimeSeconds"] as? Int == 12)
@@ -38,7 +39,8 @@ struct HealthTests {
         let cache = try #require(document["cache"] as? [String: Int])
         #expect(
             cache == [
-                "entries": 0, "bytes": 0, "capacityBytes": 1_048_576, "hits": 0, "misses": 0, "collapsed": 0,
+                "entries": 0, "bytes": 0, "capacityBytes": 1_048_576, "hits": 0, "diskHits": 0, "misses": 0,
+                "collapsed": 0,
                 "revalidating": 0, "staleServed": 0, "evictions": 0, "inFlight": 0,
             ])
         #expect(document["store"] as? [String: Int] == ["records": 0, "replacements": 0, "writes": 0])

@@ -6,6 +6,7 @@ struct HealthHandler: Sendable {
     let monitor: UpstreamMonitor
     let pacer: UpstreamPacer
     let cache: MemoryCache
+    let disk: (any PersistentTier)?
     let flights: SingleFlight<Fill>
     let store: SharedStore
     /// Where misses go (`Upstream.location`).
@@ -16,7 +17,8 @@ struct HealthHandler: Sendable {
     let openAPIDocument: CacheEntry
 
     /// `GET /health`: liveness, the upstream's state (breaker, cool-down, calls by outcome, the
-    /// pacer's figures), the cache's figures and the shared store's. Always 200 while the server runs; `status` is
+    /// pacer's figures), the memory tier's figures, the persistent tier's (null when it is off) and
+    /// the shared store's. Always 200 while the server runs; `status` is
     /// `degraded` when the upstream is blocked or failing.
     func health() -> Response {
         let now = time.now()
@@ -58,6 +60,7 @@ struct HealthHandler: Sendable {
         json.member("bytes", int: figures.bytes)
         json.member("capacityBytes", int: figures.capacity)
         json.member("hits", int: figures.hits)
+        json.member("diskHits", int: figures.diskHits)
         json.member("misses", int: figures.misses)
         json.member("collapsed", int: figures.collapsed)
         json.member("revalidating", int: figures.revalidating)
@@ -65,6 +68,8 @@ struct HealthHandler: Sendable {
         json.member("evictions", int: figures.evictions)
         json.member("inFlight", int: flights.inFlight)
         json.endObject()
+        json.key("disk")
+        if let disk { Self.write(disk.statistics, to: &json) } else { json.null() }
         let storeCounts = store.counts
         json.key("store")
         json.beginObject()
@@ -84,6 +89,25 @@ struct HealthHandler: Sendable {
         presenter.present(
             openAPIDocument, presentation, outcome: .none, at: openAPIDocument.storedAt,
             contentType: "application/yaml; charset=utf-8")
+    }
+
+    /// The persistent tier's figures, as the `disk` object.
+    private static func write(_ figures: PersistentTierStatistics, to json: inout JSONWriter) {
+        json.beginObject()
+        json.member("location", string: figures.location)
+        json.key("entries")
+        if let entries = figures.entries { json.int(entries) } else { json.null() }
+        json.key("bytes")
+        if let bytes = figures.bytes { json.int(bytes) } else { json.null() }
+        json.member("capacityBytes", int: figures.capacity)
+        json.member("hits", int: figures.hits)
+        json.member("misses", int: figures.misses)
+        json.member("corrupt", int: figures.corrupt)
+        json.member("writes", int: figures.writes)
+        json.member("errors", int: figures.errors)
+        json.member("evictions", int: figures.evictions)
+        json.member("queued", int: figures.queued)
+        json.endObject()
     }
 
     /// ISO 8601 UTC with whole seconds.

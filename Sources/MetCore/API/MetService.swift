@@ -14,6 +14,8 @@ public final class MetService: Responder {
     public let store: SharedStore
     /// The memory tier.
     let cache: MemoryCache
+    /// The persistent tier, when there is one.
+    public let disk: (any PersistentTier)?
     /// The breaker and the upstream's call figures.
     let monitor: UpstreamMonitor
     /// The one pacer of upstream calls.
@@ -32,14 +34,16 @@ public final class MetService: Responder {
     /// - Parameters:
     ///   - configuration: read here only: each component gets its own settings from it.
     ///   - upstream: where misses are fetched.
+    ///   - disk: the persistent tier under memory (see `PersistentTier`); nil for none.
     ///   - time: the clock for freshness, `Age`, pacing and deadlines.
     ///   - openAPI: the bytes served at `/openapi.yaml`.
     ///   - compress: gzip, to keep a compressed copy of each entry for clients that accept it;
     ///     nil serves identity bodies only.
     public init(
-        configuration: ServerConfiguration, upstream: any Upstream, time: any TimeSource, logger: Logger,
-        openAPI: [UInt8], compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        configuration: ServerConfiguration, upstream: any Upstream, disk: (any PersistentTier)? = nil,
+        time: any TimeSource, logger: Logger, openAPI: [UInt8], compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
+        self.disk = disk
         let startedAt = time.now()
         store = SharedStore(
             directory: configuration.dataDirectory, capacity: configuration.widgetObjects, logger: logger)
@@ -53,7 +57,8 @@ public final class MetService: Responder {
             attemptTimeout: configuration.upstreamTimeout, fetchTimeout: configuration.requestTimeout, time: time,
             logger: logger)
         fetcher = CachedFetcher(
-            client: client, cache: cache, time: time, freshness: configuration.freshness, compress: compress)
+            client: client, cache: cache, disk: disk, time: time, freshness: configuration.freshness,
+            compress: compress)
         driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger)
         router = Router(limits: configuration.limits)
         cors = CORSLayer(origin: configuration.corsOrigin)
@@ -64,7 +69,8 @@ public final class MetService: Responder {
             logger: logger)
         widget = WidgetHandler(search: search, publicURL: configuration.publicURL, renders: renders, time: time)
         health = HealthHandler(
-            time: time, monitor: monitor, pacer: pacer, cache: cache, flights: fetcher.flights, store: store,
+            time: time, monitor: monitor, pacer: pacer, cache: cache, disk: disk, flights: fetcher.flights,
+            store: store,
             upstreamLocation: upstream.location, startedAt: startedAt,
             openAPIDocument: CacheEntry(
                 key: "/openapi.yaml", kind: .document, status: 200, body: openAPI, storedAt: startedAt,

@@ -113,6 +113,7 @@ final class Presenter: Sendable {
     static func cacheStatus(_ outcome: CacheOutcome, ttl: Int) -> String {
         switch outcome {
         case .hit: "TheMet; hit; ttl=\(ttl)"
+        case .diskHit: "TheMet; hit; ttl=\(ttl); detail=disk"
         case .miss: "TheMet; fwd=uri-miss; stored"
         case .collapsed: "TheMet; fwd=uri-miss; collapsed"
         case .revalidating: "TheMet; fwd=stale; ttl=\(ttl); detail=revalidating"
@@ -127,10 +128,11 @@ final class Presenter: Sendable {
             switch outcome {
             case .none: 0
             case .hit: 1
-            case .collapsed: 2
-            case .miss: 3
-            case .revalidating: 4
-            case .stale: 5
+            case .diskHit: 2
+            case .collapsed: 3
+            case .miss: 4
+            case .revalidating: 5
+            case .stale: 6
             }
         }
         return rank(second) > rank(first) ? second : first

@@ -53,31 +53,44 @@ public final class CacheEntry: Sendable {
     ///   - message: the Met's 404 message, for a negative entry.
     ///   - details: what was read from the body (see `EntryDetails.read`).
     ///   - compress: gzip, when responses may be compressed; called once, here, on the caller's thread.
-    public init(
+    public convenience init(
         key: String, kind: ResourceKind, status: Int, body: [UInt8], storedAt: Double, policy: FreshnessPolicy,
         message: String? = nil, details: EntryDetails = .none, compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
-        self.details = details
-        self.key = key
-        self.kind = kind
-        self.status = status
-        self.body = body
-        self.message = message
         let etag = ETag.strong(for: body)
-        self.etag = etag
+        var gzipped: [UInt8]?
         if status == 200, body.count >= Self.gzipThreshold, let compressed = compress?(body),
             compressed.count < body.count
         {
             gzipped = compressed
-            gzippedETag = String(etag.dropLast()) + "-gzip\""
-        } else {
-            gzipped = nil
-            gzippedETag = nil
         }
+        let freshUntil = storedAt + policy.lifetime(of: kind, status: status)
+        self.init(
+            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped,
+            gzippedETag: gzipped.map { _ in String(etag.dropLast()) + "-gzip\"" }, message: message, details: details,
+            storedAt: storedAt, freshUntil: freshUntil, staleUntil: freshUntil + policy.staleIfError,
+            revalidateUntil: freshUntil + policy.staleWhileRevalidate)
+    }
+
+    /// Every member as given: for entries restored from a record (see `init(record:key:)`).
+    init(
+        key: String, kind: ResourceKind, status: Int, body: [UInt8], etag: String, gzipped: [UInt8]?,
+        gzippedETag: String?, message: String?, details: EntryDetails, storedAt: Double, freshUntil: Double,
+        staleUntil: Double, revalidateUntil: Double
+    ) {
+        self.key = key
+        self.kind = kind
+        self.status = status
+        self.body = body
+        self.etag = etag
+        self.gzipped = gzipped
+        self.gzippedETag = gzippedETag
+        self.message = message
+        self.details = details
         self.storedAt = storedAt
-        self.freshUntil = storedAt + policy.lifetime(of: kind, status: status)
-        self.staleUntil = freshUntil + policy.staleIfError
-        self.revalidateUntil = freshUntil + policy.staleWhileRevalidate
+        self.freshUntil = freshUntil
+        self.staleUntil = staleUntil
+        self.revalidateUntil = revalidateUntil
     }
 
     /// Whether the entry can be served without asking the upstream at `time`.

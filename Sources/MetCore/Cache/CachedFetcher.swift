@@ -1,12 +1,14 @@
-/// The tier below memory today: asks the upstream once for all concurrent requests of a key
-/// (single flight), stores the answer in the memory tier, stands in an expired entry when the
-/// upstream fails (stale-if-error), and refreshes entries served while revalidating, one refresh
-/// per key. Counts each outcome. One instance serves every loop.
+/// The tiers below memory: for all concurrent requests of a key at once (single flight), reads the
+/// persistent tier, else asks the upstream and stores the answer in memory and the persistent
+/// tier; stands in an expired entry when the upstream fails (stale-if-error), and refreshes
+/// entries served while revalidating, one refresh per key. Counts each outcome. One instance
+/// serves every loop.
 final class CachedFetcher: EntryResolver {
     /// Upstream fetches in progress; internal so tests and `/health` can see them.
     let flights = SingleFlight<Fill>()
     private let client: MetClient
     private let cache: MemoryCache
+    private let disk: (any PersistentTier)?
     private let time: any TimeSource
     private let freshness: FreshnessPolicy
     private let compress: (@Sendable ([UInt8]) -> [UInt8])?
@@ -20,14 +22,16 @@ final class CachedFetcher: EntryResolver {
     private static let refreshTableBound = 4_096
 
     /// - Parameters:
+    ///   - disk: the persistent tier, read on a memory miss before the upstream; nil for none.
     ///   - freshness: the lifetimes of the entries it stores.
     ///   - compress: gzip, to keep a compressed copy of each entry; nil keeps identity bodies only.
     init(
-        client: MetClient, cache: MemoryCache, time: any TimeSource, freshness: FreshnessPolicy,
-        compress: (@Sendable ([UInt8]) -> [UInt8])?
+        client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, time: any TimeSource,
+        freshness: FreshnessPolicy, compress: (@Sendable ([UInt8]) -> [UInt8])?
     ) {
         self.client = client
         self.cache = cache
+        self.disk = disk
         self.time = time
         self.freshness = freshness
         self.compress = compress
@@ -35,14 +39,20 @@ final class CachedFetcher: EntryResolver {
 
     func resolve(_ resource: MetResource, cached: CacheEntry?) async -> Resolution {
         let key = resource.cacheKey
-        let (result, joined) = await fill(resource, key: key)
+        let (result, joined) = await fill(resource, key: key, refreshing: false)
         // Only this request's own cancellation (its client left) ends here; the answer goes nowhere.
         if case .failure(.cancelled) = result { return .cancelled }
         switch result {
         case .success(let fill):
+            let outcome: CacheOutcome
+            switch fill.source {
             // Joining a fetch, or finding the entry another one stored, is a collapsed request.
-            let outcome: CacheOutcome = joined || !fill.fetched ? .collapsed : .miss
+            case .upstream: outcome = joined ? .collapsed : .miss
+            case .memory: outcome = .collapsed
+            case .disk: outcome = fill.entry.isFresh(at: time.now()) ? .diskHit : .revalidating
+            }
             cache.count(outcome)
+            if outcome == .revalidating { revalidate(resource, stale: fill.entry) }
             return .entry(fill.entry, outcome)
         case .failure(let error):
             cache.count(joined ? .collapsed : .miss)
@@ -68,7 +78,7 @@ final class CachedFetcher: EntryResolver {
         // Unstructured on purpose: the refresh belongs to no request, so no hang-up cancels it. A
         // failure stores nothing, and memory keeps the stale entry.
         Task {
-            let (result, _) = await self.fill(resource, key: key)
+            let (result, _) = await self.fill(resource, key: key, refreshing: true)
             let retry = self.time.now() + Self.refreshRetryInterval
             self.refreshes.withLock { refreshes in
                 if case .success = result { refreshes[key] = nil } else { refreshes[key] = retry }
@@ -76,23 +86,35 @@ final class CachedFetcher: EntryResolver {
         }
     }
 
-    /// Fetches `resource` once for every concurrent caller (single flight) and stores the answer,
-    /// unless memory holds a fresh entry by the time the flight starts.
-    private func fill(_ resource: MetResource, key: String) async -> (result: Result<Fill, UpstreamError>, joined: Bool)
-    {
-        await flights.run(key) { [client, cache, time, freshness, compress] in
+    /// Resolves `resource` once for every concurrent caller (single flight): from memory if a fresh
+    /// entry arrived there by the time the flight starts, else from the persistent tier if it holds
+    /// one that is fresh (or within stale-while-revalidate, unless `refreshing`), else from the
+    /// upstream, storing the answer in both tiers. When the upstream fails, an expired entry the
+    /// persistent tier held goes to memory, where stale-if-error finds it.
+    private func fill(_ resource: MetResource, key: String, refreshing: Bool) async -> (
+        result: Result<Fill, UpstreamError>, joined: Bool
+    ) {
+        await flights.run(key) { [client, cache, disk, time, freshness, compress] in
             // A flight for this key may have stored its entry between the driver's lookup on the
             // loop and this flight's start: then there is nothing to ask the upstream.
             if let stored = cache.entry(for: key), stored.isFresh(at: time.now()) {
-                return .success(Fill(entry: stored, fetched: false))
+                return .success(Fill(entry: stored, source: .memory))
             }
-            return await client.fetch(resource).map { answer in
+            let kept = disk?.entry(for: key)
+            if let kept, let served = kept.servedOutcome(at: time.now()), served == .hit || !refreshing {
+                cache.store(kept)
+                return .success(Fill(entry: kept, source: .disk))
+            }
+            let result = await client.fetch(resource).map { answer in
                 let entry = CacheEntry(
                     key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
                     policy: freshness, message: answer.message, details: answer.details, compress: compress)
                 cache.store(entry)
-                return Fill(entry: entry, fetched: true)
+                disk?.store(entry)
+                return Fill(entry: entry, source: .upstream)
             }
+            if case .failure = result, let kept, cache.entry(for: key) == nil { cache.store(kept) }
+            return result
         }
     }
 
@@ -100,8 +122,17 @@ final class CachedFetcher: EntryResolver {
     var refreshesRunning: Int { refreshes.withLock { $0.values.count { $0 == .infinity } } }
 }
 
-/// What a flight brought: the entry, and whether the upstream was asked for it.
+/// What a flight brought: the entry, and the tier it came from.
 struct Fill: Sendable {
+    enum Source: Sendable {
+        /// Memory: another flight stored it after the driver looked.
+        case memory
+        /// The persistent tier (now in memory too).
+        case disk
+        /// The upstream (now in both tiers).
+        case upstream
+    }
+
     let entry: CacheEntry
-    let fetched: Bool
+    let source: Source
 }

@@ -73,6 +73,11 @@ public struct ObjectSummary: Sendable, Equatable, Decodable {
     public var isPublicDomain: Bool?
     public var objectURL: String?
 
+    /// A summary of `objectID` with no other member known.
+    public init(objectID: Int) {
+        self.objectID = objectID
+    }
+
     /// Whether the record carries an image URL (the Met leaves them empty for works that are not
     /// public domain, even when `hasImages=true` matched them).
     public var hasImage: Bool {

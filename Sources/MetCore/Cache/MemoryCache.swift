@@ -10,6 +10,8 @@ public struct CacheStatistics: Sendable, Equatable {
     public var capacity = 0
     /// Requests answered from a fresh entry.
     public var hits = 0
+    /// Requests answered from a fresh entry of the persistent tier (then stored in memory).
+    public var diskHits = 0
     /// Requests that had to ask the upstream (one per single-flight leader).
     public var misses = 0
     /// Requests that waited on another request's upstream call instead of making their own
@@ -29,6 +31,7 @@ public struct CacheStatistics: Sendable, Equatable {
 public final class MemoryCache: Sendable {
     private let state: Locked<LRUStore>
     private let hits = Atomic<Int>(0)
+    private let diskHits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
     private let collapsed = Atomic<Int>(0)
     private let revalidating = Atomic<Int>(0)
@@ -55,10 +58,11 @@ public final class MemoryCache: Sendable {
         state.withLock { _ = $0.put(entry) }
     }
 
-    /// Counts one request answered by `outcome` (hit, miss, collapsed or stale). Any thread.
+    /// Counts one request answered by `outcome`. Any thread.
     public func count(_ outcome: CacheOutcome) {
         switch outcome {
         case .hit: hits.add(1, ordering: .relaxed)
+        case .diskHit: diskHits.add(1, ordering: .relaxed)
         case .miss: misses.add(1, ordering: .relaxed)
         case .collapsed: collapsed.add(1, ordering: .relaxed)
         case .revalidating: revalidating.add(1, ordering: .relaxed)
@@ -70,7 +74,8 @@ public final class MemoryCache: Sendable {
     /// A snapshot of the figures. Any thread.
     public var statistics: CacheStatistics {
         var figures = CacheStatistics(
-            hits: hits.load(ordering: .relaxed), misses: misses.load(ordering: .relaxed),
+            hits: hits.load(ordering: .relaxed), diskHits: diskHits.load(ordering: .relaxed),
+            misses: misses.load(ordering: .relaxed),
             collapsed: collapsed.load(ordering: .relaxed), revalidating: revalidating.load(ordering: .relaxed),
             staleServed: staleServed.load(ordering: .relaxed))
         state.withLock { store in

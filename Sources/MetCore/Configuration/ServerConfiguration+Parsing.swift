@@ -97,6 +97,17 @@ extension ServerConfiguration {
             "--cache-size", "256MiB", "Memory cache bound: bytes, or with a K/M/G (KiB/MiB/GiB) suffix.",
             example: "512MiB"
         ) { $0.cacheSize = $1 },
+        ConfigurationOption(
+            flag: "--disk-cache-size", placeholder: "BYTES", defaultText: "1GiB",
+            help: "Bound of the persistent cache (cache.sqlite in the data directory), least recently used "
+                + "entries evicted first; 0 turns it off."
+        ) { configuration, value in
+            guard let bytes = parseByteSize(value), bytes == 0 || bytes >= 1_048_576 else {
+                return "expected 0 (off) or a size of at least 1MiB such as 4GiB, got '\(value)'"
+            }
+            configuration.diskCacheSize = bytes
+            return nil
+        },
         durationOption(
             "--upstream-timeout", "10s",
             "Longest one upstream attempt may take, reading the whole body included (then 504).", range: 0.1...600

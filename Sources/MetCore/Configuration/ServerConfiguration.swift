@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var loops: Int
     /// The memory cache's bound, in bytes. Default 256 MiB.
     public var cacheSize = 256 * 1_048_576
+    /// The persistent (SQLite) tier's bound, in bytes of rows; 0 turns the tier off. Default 1 GiB.
+    public var diskCacheSize = 1 << 30
     /// Seconds one upstream attempt may take in all, connecting and reading the whole body
     /// included, before it gives up (504). Default 10.
     public var upstreamTimeout = 10.0

@@ -5,6 +5,8 @@ public enum CacheOutcome: String, Sendable {
     case none = "-"
     /// Served from a fresh entry.
     case hit
+    /// Served from a fresh entry that memory did not hold and the persistent tier did.
+    case diskHit
     /// Fetched from the upstream and stored.
     case miss
     /// Joined another request's upstream fetch for the same key (single flight).

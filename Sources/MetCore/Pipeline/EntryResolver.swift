@@ -1,6 +1,6 @@
 /// The tiers below the memory tier, behind one method: what the driver calls for each entry a
-/// pipeline needs and memory does not hold fresh. Today one tier (single flight → upstream); a
-/// persistent and a shared tier plug in here, in front of the upstream.
+/// pipeline needs and memory does not hold fresh: single flight → persistent tier → upstream
+/// (`CachedFetcher`); a shared tier plugs in here too, in front of the upstream.
 protocol EntryResolver: Sendable {
     /// Resolves `resource`, whose memory entry was `cached` when the driver looked (expired, or
     /// nil when there was none). Counts the outcome (miss, collapsed, stale). In a task; waits.

@@ -78,9 +78,11 @@ struct SearchSteps: Sendable {
                     entries[id] = entry
                     sources.append(entry)
                     // A record fetched in the background shows as stored whether it led or joined its
-                    // fetch; one served stale says so.
-                    if how != .hit {
-                        outcome = Presenter.combine(outcome, how == .revalidating || how == .stale ? how : .miss)
+                    // fetch; one read from the disk or served stale says so.
+                    switch how {
+                    case .hit: break
+                    case .diskHit, .revalidating, .stale: outcome = Presenter.combine(outcome, how)
+                    case .miss, .collapsed, .none: outcome = Presenter.combine(outcome, .miss)
                     }
                 } else {
                     outcome = Presenter.combine(outcome, .miss)

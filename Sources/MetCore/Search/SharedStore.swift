@@ -85,9 +85,8 @@ public final class SharedStore: Sendable {
         guard let data = FileManager.default.contents(atPath: file.path) else { return }
         let bytes = [UInt8](data)
         guard let records = Self.records(in: bytes) else {
-            let aside = Self.unusedName(file.path + ".corrupt-\(Int(Date().timeIntervalSince1970))")
             do {
-                try FileManager.default.moveItem(atPath: file.path, toPath: aside)
+                let aside = try SetAside.move(file.path)
                 logger.warning(
                     "\(file.path) is not a JSON array of Met records; moved it to \(aside) and started empty")
             } catch {
@@ -226,18 +225,6 @@ public final class SharedStore: Sendable {
                 logger.warning("cannot remove \(path), left by an interrupted write: \(error.localizedDescription)")
             }
         }
-    }
-
-    /// `path`, or `path-2`, `path-3`, … : the first that does not exist, so nothing set aside
-    /// earlier is ever overwritten.
-    private static func unusedName(_ path: String) -> String {
-        var candidate = path
-        var number = 1
-        while FileManager.default.fileExists(atPath: candidate) {
-            number += 1
-            candidate = "\(path)-\(number)"
-        }
-        return candidate
     }
 
     /// The records of a JSON array of Met object records, or nil if it is anything else.

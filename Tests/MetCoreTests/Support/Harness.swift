@@ -22,17 +22,21 @@ struct Harness {
     /// The upstream policy starts out of the way (`unpaced`): the manual clock moves only when a
     /// test moves it, so a call waiting for a token or a back-off would wait forever in a test
     /// about something else. Tests of pacing and retries set the policy in `configure`.
-    init(upstream: FakeUpstream = FakeUpstream(), configure: (inout ServerConfiguration) -> Void = { _ in }) {
-        self.init(upstream: upstream, compress: nil, configure: configure)
+    ///   - disk: the persistent tier under memory; none by default.
+    init(
+        upstream: FakeUpstream = FakeUpstream(), disk: (any PersistentTier)? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) {
+        self.init(upstream: upstream, disk: disk, compress: nil, configure: configure)
     }
 
     /// A harness whose service keeps compressed copies made by `compress` (a stand-in for gzip).
     init(upstream: FakeUpstream, compressingWith compress: @escaping @Sendable ([UInt8]) -> [UInt8]) {
-        self.init(upstream: upstream, compress: compress, configure: { _ in })
+        self.init(upstream: upstream, disk: nil, compress: compress, configure: { _ in })
     }
 
     private init(
-        upstream: FakeUpstream, compress: (@Sendable ([UInt8]) -> [UInt8])?,
+        upstream: FakeUpstream, disk: (any PersistentTier)?, compress: (@Sendable ([UInt8]) -> [UInt8])?,
         configure: (inout ServerConfiguration) -> Void
     ) {
         var configuration = ServerConfiguration()
@@ -45,8 +49,8 @@ struct Harness {
         self.log = MemoryLog()
         self.configuration = configuration
         self.service = MetService(
-            configuration: configuration, upstream: upstream, time: time, logger: log.logger(), openAPI: Self.openAPI,
-            compress: compress)
+            configuration: configuration, upstream: upstream, disk: disk, time: time, logger: log.logger(),
+            openAPI: Self.openAPI, compress: compress)
     }
 
     /// No waits between upstream calls and no retries: a rate and burst no test reaches, a slot

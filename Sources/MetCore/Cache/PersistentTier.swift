@@ -1,0 +1,46 @@
+/// A tier under memory that keeps entries across restarts (the SQLite tier, in a target of its
+/// own). The resolver reads it on a memory miss and writes every entry fetched from the upstream
+/// through it.
+///
+/// Reads block their caller for microseconds (a row lookup) and are made from tasks only, never a
+/// loop thread. Writes and removals are queued for a writer of the tier's own and return at once;
+/// a read made after a write sees it, even before it reaches the disk.
+public protocol PersistentTier: Sendable {
+    /// The entry stored for `key`, fresh or not; nil when there is none or its row is damaged
+    /// (counted, and then a miss).
+    func entry(for key: String) -> CacheEntry?
+
+    /// Queues `entry` to be stored, replacing any entry with its key.
+    func store(_ entry: CacheEntry)
+
+    /// Removes the entry stored for `key`, if any; later reads miss it at once.
+    func remove(_ key: String)
+
+    /// What the tier holds and has done, for `/health`.
+    var statistics: PersistentTierStatistics { get }
+}
+
+/// Figures about the persistent tier, for `/health`.
+public struct PersistentTierStatistics: Sendable, Equatable {
+    /// Where the tier keeps its entries (a file path).
+    public var location = ""
+    /// Entries stored, and the bytes of their rows; nil until counted after start-up (in the
+    /// background, so that start-up does not read the whole database).
+    public var entries: Int?
+    public var bytes: Int?
+    /// The bound on `bytes`.
+    public var capacity = 0
+    /// Reads that found an entry, found none, or found a damaged row (then a miss).
+    public var hits = 0
+    public var misses = 0
+    public var corrupt = 0
+    /// Entries written, and writes or reads that failed (disk full, I/O error, lock held too long).
+    public var writes = 0
+    public var errors = 0
+    /// Entries dropped to stay within `capacity`.
+    public var evictions = 0
+    /// Writes and removals queued, not yet on the disk.
+    public var queued = 0
+
+    public init() {}
+}

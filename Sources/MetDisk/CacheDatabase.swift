@@ -1,0 +1,116 @@
+import CSQLite
+import Foundation
+import MetCore
+
+/// The cache's SQLite file: its schema, and what happens when a file is there that is not it.
+///
+/// One table, `entries`: the key, the row's size in bytes, a use sequence number (larger = used
+/// more recently; eviction takes the smallest) and the entry's record (`CacheEntry.record`, which
+/// carries its own checksum). The small columns come first, and an index on `(used_at, bytes)`
+/// covers eviction and the start-up count, so neither reads a record.
+enum CacheDatabase {
+    /// The file's name in the data directory.
+    static let fileName = "cache.sqlite"
+    /// Marks the file as TheMet's cache (`PRAGMA application_id`, "TMet").
+    static let applicationID: Int64 = 0x544D_6574
+    /// The schema version (`PRAGMA user_version`); a file of another version is moved aside.
+    static let schemaVersion: Int64 = 1
+
+    static let schema = """
+        CREATE TABLE entries (
+            key TEXT PRIMARY KEY NOT NULL,
+            bytes INTEGER NOT NULL,
+            used_at INTEGER NOT NULL,
+            record BLOB NOT NULL
+        );
+        CREATE INDEX entries_by_use ON entries (used_at, bytes);
+        PRAGMA application_id = \(applicationID);
+        PRAGMA user_version = \(schemaVersion);
+        """
+
+    /// Why the file could not serve as the cache.
+    enum OpenError: Error, CustomStringConvertible {
+        /// SQLite refused it (unreadable, read-only, disk full, …): reported, the file left alone.
+        case sqlite(SQLiteError)
+        /// A database, but not this schema (another program's, or another version's).
+        case foreign(String)
+
+        var description: String {
+            switch self {
+            case .sqlite(let error): error.message
+            case .foreign(let reason): reason
+            }
+        }
+    }
+
+    /// Opens (creating if missing) the writer's connection to `path`, in WAL mode with the schema.
+    /// A file that is damaged, not a database, or another schema's is moved aside (never deleted)
+    /// and a new one made; any other failure is thrown, the file left as it was.
+    static func open(_ path: String, logger: Logger) throws(OpenError) -> SQLiteConnection {
+        do {
+            return try openExisting(path)
+        } catch let error {
+            switch error {
+            case .sqlite(let failure) where !failure.meansUnusableFile: throw error
+            default: break
+            }
+            let aside = moveAside(path, logger: logger, reason: error.description)
+            guard aside else { throw error }
+            return try openExisting(path)
+        }
+    }
+
+    /// Opens `path` and checks or makes the schema; throws without touching the file.
+    private static func openExisting(_ path: String) throws(OpenError) -> SQLiteConnection {
+        do {
+            let connection = try SQLiteConnection(path: path, create: true)
+            try configure(connection)
+            let mode = try connection.text("PRAGMA journal_mode = WAL")
+            guard mode == "wal" else { throw OpenError.foreign("SQLite kept journal mode '\(mode)' instead of WAL") }
+            try connection.execute("PRAGMA synchronous = NORMAL")
+            let tables = try connection.integer("SELECT count(*) FROM sqlite_schema")
+            if tables == 0 {
+                try connection.execute("BEGIN IMMEDIATE; \(schema) COMMIT;")
+                return connection
+            }
+            let application = try connection.integer("PRAGMA application_id")
+            let version = try connection.integer("PRAGMA user_version")
+            guard application == applicationID else {
+                throw OpenError.foreign(
+                    "the file is an SQLite database of another program (application_id \(application))")
+            }
+            guard version == schemaVersion else {
+                throw OpenError.foreign(
+                    "the file has cache schema version \(version); this build uses \(schemaVersion)")
+            }
+            return connection
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch let error as OpenError {
+            throw error
+        } catch {
+            throw .foreign("\(error)")
+        }
+    }
+
+    /// Settings every connection gets: wait up to 5 s for another connection's lock (another
+    /// process, such as `themet warm`, writing), and no memory-mapping surprises.
+    static func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.execute("PRAGMA busy_timeout = 5000")
+    }
+
+    /// Moves `path` and its `-wal` and `-shm` files aside (see `SetAside`), logging why; false
+    /// when it cannot.
+    private static func moveAside(_ path: String, logger: Logger, reason: String) -> Bool {
+        do {
+            let aside = try SetAside.move(path, companions: ["-wal", "-shm"])
+            logger.warning("\(path) cannot serve as the cache (\(reason)); moved it to \(aside) and started a new one")
+            return true
+        } catch {
+            logger.warning(
+                "\(path) cannot serve as the cache (\(reason)) and could not be moved aside: "
+                    + "\(error.localizedDescription)")
+            return false
+        }
+    }
+}

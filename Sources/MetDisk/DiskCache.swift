@@ -1,0 +1,136 @@
+import CSQLite
+import Foundation
+import MetCore
+
+/// The persistent tier: entries in an SQLite database in WAL mode (`cache.sqlite` in the data
+/// directory), bounded in bytes with least-recently-used eviction.
+///
+/// Reads run on the caller's thread (a task's, never a loop's), each on a connection of a small
+/// pool, so concurrent reads never wait for each other, nor, in WAL mode, for the writer. Writes,
+/// removals and the use marks of reads go to one `DiskWriter`, which commits them in batches on a
+/// thread of its own. Every row carries its record's checksum: a damaged row is a miss, counted,
+/// logged and removed, never an answer. Any thread.
+public final class DiskCache: PersistentTier {
+    private let path: String
+    private let capacity: Int
+    private let logger: Logger
+    private let writer: DiskWriter
+    /// Reader connections not in use; a read takes one, or opens one when none is free.
+    private let idleReaders = Locked<[Reader]>([])
+    private let counts = Locked(ReadCounts())
+    private let closed = Locked(false)
+
+    private struct ReadCounts {
+        var hits = 0
+        var misses = 0
+        var corrupt = 0
+        var errors = 0
+    }
+
+    /// A reader connection and its one prepared statement.
+    private final class Reader: @unchecked Sendable {
+        let connection: SQLiteConnection
+        let select: SQLiteStatement
+
+        init(path: String) throws(SQLiteError) {
+            connection = try SQLiteConnection(path: path, create: false)
+            try CacheDatabase.configure(connection)
+            try connection.execute("PRAGMA query_only = 1")
+            select = try connection.prepare("SELECT record FROM entries WHERE key = ?1")
+        }
+    }
+
+    /// Opens (or creates) `cache.sqlite` in `directory`, bounded by `capacity` bytes of rows. A
+    /// damaged or foreign file is moved aside and a new one made; when no database can be opened
+    /// (a read-only file, a full disk, …) this logs why and returns nil, and the server runs on
+    /// memory and the upstream. Start-up reads no rows: the writer counts them in the background.
+    public static func open(directory: String, capacity: Int, logger: Logger) -> DiskCache? {
+        let path = directory + "/" + CacheDatabase.fileName
+        do {
+            let connection = try CacheDatabase.open(path, logger: logger)
+            return try DiskCache(path: path, connection: connection, capacity: capacity, logger: logger)
+        } catch {
+            logger.warning("persistent cache off: cannot use \(path): \(error); serving from memory and the upstream")
+            return nil
+        }
+    }
+
+    private init(path: String, connection: SQLiteConnection, capacity: Int, logger: Logger) throws {
+        self.path = path
+        self.capacity = capacity
+        self.logger = logger
+        writer = try DiskWriter(connection: connection, capacity: capacity, logger: logger)
+    }
+
+    public func entry(for key: String) -> CacheEntry? {
+        guard !closed.withLock({ $0 }) else { return nil }
+        if let queued = writer.queued(key) { return queued }
+        let record: [UInt8]?
+        do {
+            record = try withReader { reader throws(SQLiteError) -> [UInt8]? in
+                try reader.select.bind(.text(key))
+                defer { reader.select.reset() }
+                return try reader.select.step() ? reader.select.blob(at: 0) : nil
+            }
+        } catch {
+            counts.withLock { $0.errors += 1 }
+            if error.meansUnusableFile {
+                counts.withLock { $0.corrupt += 1 }
+                logger.warning("\(path): the page holding \(key) is damaged (\(error)); treated as a miss")
+            } else {
+                logger.warning("\(path): cannot read \(key): \(error); treated as a miss")
+            }
+            return nil
+        }
+        guard let record else {
+            counts.withLock { $0.misses += 1 }
+            return nil
+        }
+        guard let entry = CacheEntry(record: record, key: key) else {
+            counts.withLock { $0.corrupt += 1 }
+            logger.warning("\(path): the row of \(key) is damaged (checksum or format); treated as a miss and removed")
+            writer.remove(key)
+            return nil
+        }
+        counts.withLock { $0.hits += 1 }
+        writer.markUsed(key)
+        return entry
+    }
+
+    public func store(_ entry: CacheEntry) { writer.store(entry) }
+
+    public func remove(_ key: String) { writer.remove(key) }
+
+    /// Writes everything queued and waits until it is on the disk.
+    public func flush() { writer.flush() }
+
+    /// Writes everything queued, then closes the database (at shutdown, and before a one-shot
+    /// command exits); reads after it miss and writes are ignored.
+    public func close() {
+        closed.withLock { $0 = true }
+        writer.close()
+        idleReaders.withLock { $0 = [] }
+    }
+
+    public var statistics: PersistentTierStatistics {
+        var figures = writer.statistics
+        figures.location = path
+        figures.capacity = capacity
+        counts.withLock { counts in
+            figures.hits = counts.hits
+            figures.misses = counts.misses
+            figures.corrupt = counts.corrupt
+            figures.errors += counts.errors
+        }
+        return figures
+    }
+
+    /// Runs `body` with a reader connection of its own, then returns the connection to the pool.
+    private func withReader<Result>(_ body: (Reader) throws(SQLiteError) -> Result) throws(SQLiteError) -> Result {
+        let idle = idleReaders.withLock { $0.popLast() }
+        let reader: Reader
+        if let idle { reader = idle } else { reader = try Reader(path: path) }
+        defer { idleReaders.withLock { $0.append(reader) } }
+        return try body(reader)
+    }
+}

@@ -1,0 +1,314 @@
+import CSQLite
+import Foundation
+import MetCore
+
+/// The persistent tier's one writer: a thread of its own that commits queued stores, removals and
+/// the use marks of reads in batches, one transaction each, and evicts the least recently used
+/// rows past the bound.
+///
+/// A store waits at most `batchWindow` (50 ms) plus the time of the transactions before it in the
+/// queue before it is committed; a committed batch survives `kill -9` (WAL, `synchronous =
+/// NORMAL`), so a crash loses at most the batch being gathered. Until then a read finds the queued
+/// entry here (`queued(_:)`). When the queue holds `maxQueued` operations, further stores are
+/// dropped (counted as errors): memory keeps them, and the disk is behind anyway.
+final class DiskWriter: @unchecked Sendable {
+    /// How long the writer gathers operations before committing them, in seconds.
+    static let batchWindow = 0.05
+    /// Operations that start a commit at once, without waiting out the window.
+    static let batchLimit = 512
+    /// The most operations queued; see the type's comment.
+    static let maxQueued = 20_000
+    /// Past the bound, eviction removes rows until this fraction of it is left, so that it does
+    /// not run again at every batch.
+    static let evictionTarget = 0.9
+
+    private enum Operation {
+        case store(CacheEntry)
+        case remove
+    }
+
+    private struct Queued {
+        let sequence: UInt64
+        let key: String
+        let operation: Operation
+    }
+
+    /// Everything the writer thread and its callers share, guarded by `condition`.
+    private struct State {
+        var queue: [Queued] = []
+        /// For each key with a queued operation, the latest: its sequence number and the entry
+        /// (nil for a removal).
+        var pending: [String: (sequence: UInt64, entry: CacheEntry?)] = [:]
+        /// Keys read since the last commit, whose use is marked in the next.
+        var used = Set<String>()
+        var nextSequence: UInt64 = 0
+        var writing = false
+        var flushers = 0
+        /// Set by `close()`: the thread commits what is queued, then ends (`finished`).
+        var closing = false
+        var finished = false
+        /// Counted by the writer in the background at start-up.
+        var entries: Int?
+        var bytes: Int?
+        var writes = 0
+        var errors = 0
+        var evictions = 0
+        var droppedSinceLog = 0
+    }
+
+    private let condition = NSCondition()
+    private var state = State()
+    private let capacity: Int
+    private let logger: Logger
+    /// The writer thread's own from here on: the connection, its statements, the use counter.
+    private let connection: SQLiteConnection
+    private let selectBytes: SQLiteStatement
+    private let upsert: SQLiteStatement
+    private let delete: SQLiteStatement
+    private let touch: SQLiteStatement
+    private let oldest: SQLiteStatement
+    private var useSequence: Int64 = 0
+    private var lastErrorLog = Date.distantPast
+
+    /// Starts the writer thread on `connection` (which it owns from now on).
+    init(connection: SQLiteConnection, capacity: Int, logger: Logger) throws(SQLiteError) {
+        self.connection = connection
+        self.capacity = capacity
+        self.logger = logger
+        selectBytes = try connection.prepare("SELECT bytes FROM entries WHERE key = ?1")
+        upsert = try connection.prepare(
+            """
+            INSERT INTO entries (key, bytes, used_at, record) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (key) DO UPDATE SET bytes = excluded.bytes, used_at = excluded.used_at, record = excluded.record
+            """)
+        delete = try connection.prepare("DELETE FROM entries WHERE key = ?1")
+        touch = try connection.prepare("UPDATE entries SET used_at = ?2 WHERE key = ?1")
+        oldest = try connection.prepare("SELECT key, bytes FROM entries ORDER BY used_at LIMIT ?1")
+        let thread = Thread { [self] in run() }
+        thread.name = "themet-disk-writer"
+        thread.start()
+    }
+
+    /// Queues `entry` to be stored. Any thread; never waits for the disk.
+    func store(_ entry: CacheEntry) { enqueue(entry.key, .store(entry)) }
+
+    /// Queues the removal of `key`'s row. Any thread.
+    func remove(_ key: String) { enqueue(key, .remove) }
+
+    /// Marks `key` as used now, for eviction order (committed with the next batch). Any thread.
+    func markUsed(_ key: String) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard state.used.count < Self.maxQueued else { return }
+        if state.queue.isEmpty && state.used.isEmpty { condition.broadcast() }
+        state.used.insert(key)
+    }
+
+    /// The latest queued operation of `key`, not yet committed: `.some(entry)` for a store,
+    /// `.some(nil)` for a removal, nil when none is queued. Any thread.
+    func queued(_ key: String) -> CacheEntry?? {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.pending[key].map { $0.entry }
+    }
+
+    /// Commits everything queued now, and waits until it is on the disk. Any thread but the writer's.
+    func flush() {
+        condition.lock()
+        state.flushers += 1
+        condition.broadcast()
+        while !state.queue.isEmpty || !state.used.isEmpty || state.writing { condition.wait() }
+        state.flushers -= 1
+        condition.unlock()
+    }
+
+    /// Commits everything queued, ends the writer thread and waits for it; later operations are
+    /// ignored. Any thread but the writer's.
+    func close() {
+        condition.lock()
+        state.closing = true
+        condition.broadcast()
+        while !state.finished { condition.wait() }
+        condition.unlock()
+    }
+
+    /// The writer's figures (counts, bytes, queue length); the reads are the tier's.
+    var statistics: PersistentTierStatistics {
+        condition.lock()
+        defer { condition.unlock() }
+        var figures = PersistentTierStatistics()
+        figures.entries = state.entries
+        figures.bytes = state.bytes
+        figures.writes = state.writes
+        figures.errors = state.errors
+        figures.evictions = state.evictions
+        figures.queued = state.queue.count
+        return figures
+    }
+
+    private func enqueue(_ key: String, _ operation: Operation) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !state.closing else { return }
+        if case .store = operation, state.queue.count >= Self.maxQueued {
+            state.errors += 1
+            state.droppedSinceLog += 1
+            return
+        }
+        state.nextSequence += 1
+        let entry: CacheEntry? = if case .store(let entry) = operation { entry } else { nil }
+        state.pending[key] = (state.nextSequence, entry)
+        state.queue.append(Queued(sequence: state.nextSequence, key: key, operation: operation))
+        if state.queue.count == 1 || state.queue.count == Self.batchLimit { condition.broadcast() }
+    }
+
+    /// The writer thread: counts the rows, then commits batches until `close()`.
+    private func run() {
+        countRows()
+        while true {
+            condition.lock()
+            while state.queue.isEmpty && state.used.isEmpty && !state.closing { condition.wait() }
+            let deadline = Date(timeIntervalSinceNow: Self.batchWindow)
+            while state.flushers == 0 && !state.closing && state.queue.count < Self.batchLimit
+                && condition.wait(until: deadline)
+            {}
+            if state.closing && state.queue.isEmpty && state.used.isEmpty {
+                state.finished = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = state.queue
+            let used = state.used
+            let dropped = state.droppedSinceLog
+            state.queue = []
+            state.used = []
+            state.droppedSinceLog = 0
+            state.writing = true
+            condition.unlock()
+
+            if dropped > 0 { logger.warning("persistent cache: \(dropped) store(s) dropped, the writer is behind") }
+            let outcome = commit(batch, used: used)
+
+            condition.lock()
+            for item in batch where state.pending[item.key]?.sequence == item.sequence {
+                state.pending[item.key] = nil
+            }
+            switch outcome {
+            case .success(let change):
+                state.entries = state.entries.map { $0 + change.entries }
+                state.bytes = state.bytes.map { $0 + change.bytes }
+                state.writes += change.writes
+                state.evictions += change.evictions
+            case .failure:
+                state.errors += 1
+            }
+            state.writing = false
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// What one committed batch changed.
+    private struct Change {
+        var entries = 0
+        var bytes = 0
+        var writes = 0
+        var evictions = 0
+    }
+
+    /// Commits `batch` and the use marks of `used` in one transaction, then evicts past the bound;
+    /// on a failure rolls back (the batch is lost to the disk; memory still holds its entries).
+    private func commit(_ batch: [Queued], used: Set<String>) -> Result<Change, SQLiteError> {
+        var change = Change()
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+            for item in batch {
+                let old = try rowBytes(item.key)
+                switch item.operation {
+                case .store(let entry):
+                    let record = entry.record
+                    let bytes = record.count + item.key.utf8.count
+                    useSequence += 1
+                    try upsert.bind(.text(item.key), .integer(Int64(bytes)), .integer(useSequence), .blob(record))
+                    try upsert.step()
+                    change.entries += old == nil ? 1 : 0
+                    change.bytes += bytes - (old ?? 0)
+                    change.writes += 1
+                case .remove:
+                    guard let old else { continue }
+                    try delete.bind(.text(item.key))
+                    try delete.step()
+                    change.entries -= 1
+                    change.bytes -= old
+                }
+            }
+            for key in used {
+                useSequence += 1
+                try touch.bind(.text(key), .integer(useSequence))
+                try touch.step()
+            }
+            try evict(&change)
+            try connection.execute("COMMIT")
+            return .success(change)
+        } catch {
+            try? connection.execute("ROLLBACK")
+            if Date().timeIntervalSince(lastErrorLog) >= 60 {
+                lastErrorLog = Date()
+                logger.warning(
+                    "persistent cache: cannot write \(batch.count) entr(y/ies): \(error); they stay in memory only "
+                        + "(further write errors are logged once a minute, counted in /health)")
+            }
+            return .failure(error)
+        }
+    }
+
+    /// The bytes of `key`'s row, or nil when there is none.
+    private func rowBytes(_ key: String) throws(SQLiteError) -> Int? {
+        try selectBytes.bind(.text(key))
+        defer { selectBytes.reset() }
+        return try selectBytes.step() ? Int(selectBytes.integer(at: 0)) : nil
+    }
+
+    /// Removes the least recently used rows while the bytes stored (counted so far, plus
+    /// `change`) exceed the bound, down to `evictionTarget` of it.
+    private func evict(_ change: inout Change) throws(SQLiteError) {
+        condition.lock()
+        let counted = state.bytes
+        condition.unlock()
+        guard let counted, counted + change.bytes > capacity else { return }
+        let target = Int(Double(capacity) * Self.evictionTarget)
+        while counted + change.bytes > target {
+            try oldest.bind(.integer(256))
+            var victims: [(key: String, bytes: Int)] = []
+            while try oldest.step() { victims.append((oldest.text(at: 0), Int(oldest.integer(at: 1)))) }
+            guard !victims.isEmpty else { return }
+            for victim in victims where counted + change.bytes > target {
+                try delete.bind(.text(victim.key))
+                try delete.step()
+                change.entries -= 1
+                change.bytes -= victim.bytes
+                change.evictions += 1
+            }
+        }
+    }
+
+    /// Counts the rows and their bytes, and finds the latest use mark, through the `(used_at,
+    /// bytes)` index: no record is read.
+    private func countRows() {
+        do {
+            let statement = try connection.prepare(
+                "SELECT count(*), coalesce(sum(bytes), 0), coalesce(max(used_at), 0) FROM entries INDEXED BY entries_by_use"
+            )
+            guard try statement.step() else { return }
+            useSequence = statement.integer(at: 2)
+            condition.lock()
+            state.entries = Int(statement.integer(at: 0))
+            state.bytes = Int(statement.integer(at: 1))
+            condition.unlock()
+            statement.reset()
+        } catch {
+            logger.warning("persistent cache: cannot count its rows: \(error); the bound is not enforced")
+        }
+    }
+}

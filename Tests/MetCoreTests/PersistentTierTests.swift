@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+/// A persistent tier in memory that keeps entries as records (`CacheEntry.record`), as the SQLite
+/// tier does, so what comes back is a restored entry, never the one stored.
+final class RecordingTier: PersistentTier {
+    private let rows = Locked<[String: [UInt8]]>([:])
+    private let reads = Locked(0)
+
+    func entry(for key: String) -> CacheEntry? {
+        reads.withLock { $0 += 1 }
+        return rows.withLock { $0[key] }.flatMap { CacheEntry(record: $0, key: key) }
+    }
+
+    func store(_ entry: CacheEntry) { rows.withLock { $0[entry.key] = entry.record } }
+
+    func remove(_ key: String) { rows.withLock { $0[key] = nil } }
+
+    var statistics: PersistentTierStatistics { PersistentTierStatistics() }
+
+    /// Reads so far.
+    var readCount: Int { reads.withLock { $0 } }
+
+    /// Keys stored.
+    var keys: Set<String> { Set(rows.withLock { $0.keys }) }
+
+    /// Replaces the row of `key` with `bytes` (a damaged row).
+    func overwrite(_ key: String, with bytes: [UInt8]) { rows.withLock { $0[key] = bytes } }
+}
+
+/// The resolver reads the persistent tier on a memory miss, before the upstream, and writes
+/// through it: memory → disk → upstream.
+@Suite("The persistent tier under memory")
+struct PersistentTierTests {
+    /// Objects fresh for 100 s, revalidated for 600 s more, stale-if-error 1,000 s after freshness.
+    private static func harness(_ upstream: FakeUpstream = FakeUpstream(), disk: RecordingTier) -> Harness {
+        Harness(upstream: upstream, disk: disk) { configuration in
+            configuration.searchAPI = .v1
+            configuration.freshness.object = 100
+            configuration.freshness.staleWhileRevalidate = 600
+            configuration.freshness.staleIfError = 1_000
+        }
+    }
+
+    @Test func aRestartedServiceAnswersFromTheDiskWithoutTheUpstream() async throws {
+        let disk = RecordingTier()
+        let first = Self.harness(FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))]), disk: disk)
+        let fetched = await first.get("/objects/1")
+        #expect(fetched.cacheOutcome == .miss)
+        #expect(disk.keys == [Sample.objectKey(1)])
+
+        // A new process: empty memory, an upstream that knows nothing, the same disk.
+        let second = Self.harness(disk: disk)
+        second.time.advance(by: 30)
+        #expect(second.getImmediately("/objects/1") == nil)  // the disk is never read on the loop
+        let restored = await second.get("/objects/1")
+        #expect(restored.status == 200)
+        #expect(restored.body == fetched.body)
+        #expect(restored.headers["ETag"] == fetched.headers["ETag"])
+        #expect(restored.headers["Cache-Status"] == "TheMet; hit; ttl=70; detail=disk")
+        #expect(restored.headers["Age"] == "30")
+        #expect(second.upstream.calls.isEmpty)
+        // Now memory holds it.
+        #expect(second.getImmediately("/objects/1")?.headers["Cache-Status"] == "TheMet; hit; ttl=70")
+        #expect(second.service.cache.statistics.diskHits == 1)
+        #expect(second.service.cache.statistics.hits == 1)
+    }
+
+    @Test func aNegativeEntryAndASearchListComeBackFromTheDiskToo() async throws {
+        let disk = RecordingTier()
+        let upstream = FakeUpstream()
+        upstream.answer(.object(id: 9), with: .notFound("Not a valid object"))
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1]))
+        upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
+        let first = Self.harness(upstream, disk: disk)
+        let missing = await first.get("/objects/9")
+        let search = await first.get("/search?q=cypress")
+        #expect(missing.status == 404)
+
+        let second = Self.harness(disk: disk)
+        let missingAgain = await second.get("/objects/9")
+        #expect(missingAgain.status == 404)
+        #expect(missingAgain.body == missing.body)
+        #expect(missingAgain.cacheOutcome == .diskHit)
+        let searchAgain = await second.get("/search?q=cypress")
+        #expect(searchAgain.body == search.body)
+        #expect(searchAgain.cacheOutcome == .diskHit)
+        #expect(second.upstream.calls.isEmpty)
+    }
+
+    @Test func anExpiredDiskEntryIsServedWhileOneRefreshReplacesItInBothTiers() async throws {
+        let disk = RecordingTier()
+        let first = Self.harness(FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))]), disk: disk)
+        let fetched = await first.get("/objects/1")
+
+        let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1, title: "Retitled"))])
+        let second = Self.harness(upstream, disk: disk)
+        second.time.advance(by: 150)
+        let stale = await second.get("/objects/1")
+        #expect(stale.body == fetched.body)
+        #expect(stale.headers["Cache-Status"] == "TheMet; fwd=stale; ttl=-50; detail=revalidating")
+        await upstream.waitForCalls(1)
+        await waitUntil { second.service.refreshesRunning == 0 }
+        #expect(upstream.calls.count == 1)
+        let refreshed = try #require(second.getImmediately("/objects/1"))
+        #expect(refreshed.cacheOutcome == .hit)
+        #expect(refreshed.text.contains("Retitled"))
+        #expect(disk.entry(for: Sample.objectKey(1))?.body == refreshed.body)
+    }
+
+    @Test func pastTheWindowTheUpstreamIsAskedAndWhenItFailsTheDiskEntryStandsIn() async throws {
+        let disk = RecordingTier()
+        let first = Self.harness(FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))]), disk: disk)
+        let fetched = await first.get("/objects/1")
+
+        let upstream = FakeUpstream([Sample.objectKey(1): .errorPage(500)])
+        let second = Self.harness(upstream, disk: disk)
+        second.time.advance(by: 100 + 700)
+        let stale = await second.get("/objects/1")
+        #expect(upstream.calls.count == 1)
+        #expect(stale.status == 200)
+        #expect(stale.body == fetched.body)
+        #expect(stale.cacheOutcome == .stale)
+        // Memory now holds the expired entry: the next request fails over without reading the disk.
+        let reads = disk.readCount
+        #expect(await second.get("/objects/1").cacheOutcome == .stale)
+        #expect(disk.readCount == reads + 1)  // the flight looks at the disk once per upstream attempt
+    }
+
+    @Test func aDamagedRowIsAMissThatTheUpstreamAnswers() async throws {
+        let disk = RecordingTier()
+        let first = Self.harness(FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))]), disk: disk)
+        _ = await first.get("/objects/1")
+        var record = try #require(disk.entry(for: Sample.objectKey(1))).record
+        record[record.count / 2] ^= 0x01
+        disk.overwrite(Sample.objectKey(1), with: record)
+
+        let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1, title: "From the Met"))])
+        let second = Self.harness(upstream, disk: disk)
+        let answer = await second.get("/objects/1")
+        #expect(answer.cacheOutcome == .miss)
+        #expect(answer.text.contains("From the Met"))
+        #expect(disk.entry(for: Sample.objectKey(1))?.body == answer.body)  // stored anew
+    }
+
+    @Test func aRecordKeepsEveryMemberOfTheEntry() throws {
+        var summary = ObjectSummary(objectID: 5)
+        summary.title = "Título ✓"
+        summary.objectEndDate = -500
+        summary.isPublicDomain = false
+        let entry = CacheEntry(
+            key: "/public/collection/v1/objects/5", kind: .object, status: 200,
+            body: Array(Sample.object(5).utf8) + Array(repeating: 0x20, count: 2_000), storedAt: 1_234.5,
+            policy: FreshnessPolicy(), details: .object(summary), compress: { Array($0.reversed().prefix(64)) })
+        let restored = try #require(CacheEntry(record: entry.record, key: entry.key))
+        #expect(restored.body == entry.body)
+        #expect(restored.gzipped == entry.gzipped)
+        #expect(restored.etag == entry.etag)
+        #expect(restored.gzippedETag == entry.gzippedETag)
+        #expect(restored.details == entry.details)
+        #expect(
+            [restored.storedAt, restored.freshUntil, restored.staleUntil, restored.revalidateUntil] == [
+                entry.storedAt, entry.freshUntil, entry.staleUntil, entry.revalidateUntil,
+            ])
+        // Every single flipped bit anywhere in the record is refused.
+        let record = entry.record
+        for index in stride(from: 0, to: record.count, by: 7) {
+            var damaged = record
+            damaged[index] ^= 0x10
+            #expect(CacheEntry(record: damaged, key: entry.key) == nil)
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import CSQLite
+import Foundation
+import MetCore
+import Testing
+
+@testable import MetDisk
+
+@Suite("The SQLite tier keeps entries across restarts and refuses damaged ones")
+struct DiskCacheTests {
+    private static let policy = FreshnessPolicy()
+
+    /// An object entry with a body of `size` bytes that names `id`, a gzip copy and a summary.
+    private static func entry(_ id: Int, size: Int = 2_000, storedAt: Double = 1_000) -> CacheEntry {
+        let head = #"{"objectID":\#(id),"title":"Work \#(id)","x":""#
+        let body = Array((head + String(repeating: "m", count: max(0, size - head.utf8.count - 2)) + #""}"#).utf8)
+        var summary = ObjectSummary(objectID: id)
+        summary.title = "Work \(id)"
+        summary.objectBeginDate = -200
+        summary.isPublicDomain = true
+        return CacheEntry(
+            key: "/public/collection/v1/objects/\(id)", kind: .object, status: 200, body: body, storedAt: storedAt,
+            policy: policy, details: .object(summary), compress: { Array($0.prefix(100)) })
+    }
+
+    private static func open(_ directory: TemporaryDirectory, capacity: Int = 1 << 30, log: MemoryLog = MemoryLog())
+        throws -> DiskCache
+    {
+        try #require(DiskCache.open(directory: directory.path, capacity: capacity, logger: log.logger()))
+    }
+
+    /// Every member of `restored` equals `original`'s.
+    private static func expectSame(_ restored: CacheEntry?, _ original: CacheEntry) {
+        #expect(restored?.key == original.key)
+        #expect(restored?.kind == original.kind)
+        #expect(restored?.status == original.status)
+        #expect(restored?.body == original.body)
+        #expect(restored?.etag == original.etag)
+        #expect(restored?.gzipped == original.gzipped)
+        #expect(restored?.gzippedETag == original.gzippedETag)
+        #expect(restored?.details == original.details)
+        #expect(restored?.message == original.message)
+        #expect(restored?.storedAt == original.storedAt)
+        #expect(restored?.freshUntil == original.freshUntil)
+        #expect(restored?.staleUntil == original.staleUntil)
+        #expect(restored?.revalidateUntil == original.revalidateUntil)
+    }
+
+    @Test func anEntryStoredIsReadBackWholeAfterReopening() throws {
+        let directory = TemporaryDirectory()
+        let object = Self.entry(7)
+        let list = CacheEntry(
+            key: "/public/collection/v1/search?q=cat", kind: .search, status: 200,
+            body: Array(#"{"total":3,"objectIDs":[3,1,2]}"#.utf8), storedAt: 5, policy: Self.policy,
+            details: .ids(IDList(total: 3, ids: [3, 1, 2])))
+        let missing = CacheEntry(
+            key: "/public/collection/v1/objects/9", kind: .object, status: 404,
+            body: Array(#"{"message":"Not a valid object"}"#.utf8), storedAt: 5, policy: Self.policy,
+            message: "Not a valid object")
+        do {
+            let disk = try Self.open(directory)
+            for entry in [object, list, missing] { disk.store(entry) }
+            disk.close()
+            #expect(disk.statistics.writes == 3)
+        }
+        let reopened = try Self.open(directory)
+        defer { reopened.close() }
+        for entry in [object, list, missing] { Self.expectSame(reopened.entry(for: entry.key), entry) }
+        #expect(reopened.entry(for: "/public/collection/v1/objects/8") == nil)
+        let figures = reopened.statistics
+        #expect((figures.hits, figures.misses, figures.corrupt) == (3, 1, 0))
+    }
+
+    @Test func aQueuedEntryIsReadBeforeItReachesTheDiskAndARemovalAtOnce() throws {
+        let directory = TemporaryDirectory()
+        let disk = try Self.open(directory)
+        defer { disk.close() }
+        let object = Self.entry(1)
+        disk.store(object)
+        #expect(disk.entry(for: object.key) === object)
+        disk.flush()
+        disk.remove(object.key)
+        #expect(disk.entry(for: object.key) == nil)
+        disk.flush()
+        let reopened = try Self.open(directory)
+        defer { reopened.close() }
+        #expect(reopened.entry(for: object.key) == nil)
+    }
+
+    @Test func aRowWithAFlippedByteIsAMissThatIsCountedLoggedAndRemoved() throws {
+        let directory = TemporaryDirectory()
+        let object = Self.entry(3)
+        let disk = try Self.open(directory)
+        defer { disk.close() }
+        disk.store(object)
+        disk.flush()
+        // Flip one byte in the middle of the stored record, as a damaged sector would.
+        try Self.withConnection(directory) { db in
+            let count = sqlite3_exec(
+                db, "UPDATE entries SET record = substr(record, 1, 500) || X'00' || substr(record, 502)", nil, nil, nil)
+            #expect(count == SQLITE_OK)
+        }
+        let log = MemoryLog()
+        let reopened = try Self.open(directory, log: log)
+        defer { reopened.close() }
+        #expect(reopened.entry(for: object.key) == nil)
+        #expect(reopened.statistics.corrupt == 1)
+        #expect(log.lines.contains { $0.contains("damaged") && $0.contains(object.key) })
+        reopened.flush()
+        #expect(reopened.entry(for: object.key) == nil)
+        #expect(reopened.statistics.misses == 1)
+    }
+
+    @Test(arguments: [0, 1, 100, 1_000])
+    func aTruncatedRecordIsRefused(keeping bytes: Int) {
+        let record = Self.entry(4).record
+        #expect(CacheEntry(record: Array(record.prefix(bytes)), key: Self.entry(4).key) == nil)
+        #expect(CacheEntry(record: record, key: "/public/collection/v1/objects/5") == nil)
+        #expect(CacheEntry(record: record, key: Self.entry(4).key) != nil)
+    }
+
+    @Test func aFileThatIsNotADatabaseIsMovedAsideAndANewOneMade() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/cache.sqlite"
+        let garbage = Data(repeating: 0x5A, count: 8_192)
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let log = MemoryLog()
+        let disk = try Self.open(directory, log: log)
+        defer { disk.close() }
+        disk.store(Self.entry(1))
+        disk.flush()
+        #expect(disk.entry(for: Self.entry(1).key) != nil)
+        let aside = try #require(directory.files.first { $0.hasPrefix("cache.sqlite.corrupt-") })
+        #expect(FileManager.default.contents(atPath: directory.path + "/" + aside) == garbage)
+        #expect(log.lines.contains { $0.contains("moved it to") })
+    }
+
+    @Test func aDatabaseOfAnotherSchemaVersionIsMovedAside() throws {
+        let directory = TemporaryDirectory()
+        try Self.withConnection(directory) { db in
+            #expect(sqlite3_exec(db, "CREATE TABLE t (x); PRAGMA user_version = 1", nil, nil, nil) == SQLITE_OK)
+        }
+        let log = MemoryLog()
+        try Self.open(directory, log: log).close()
+        #expect(directory.files.contains { $0.hasPrefix("cache.sqlite.corrupt-") })
+        #expect(log.lines.contains { $0.contains("another program") })
+    }
+
+    @Test func aPathThatCannotBeOpenedTurnsTheTierOffWithAReasonAndLeavesItAlone() throws {
+        let directory = TemporaryDirectory()
+        // A directory where the file should be: SQLite cannot open it, whoever runs the test.
+        try FileManager.default.createDirectory(
+            atPath: directory.path + "/cache.sqlite", withIntermediateDirectories: false)
+        let log = MemoryLog()
+        #expect(DiskCache.open(directory: directory.path, capacity: 1 << 20, logger: log.logger()) == nil)
+        #expect(log.lines.contains { $0.contains("persistent cache off") && $0.contains("cache.sqlite") })
+        #expect(directory.files == ["cache.sqlite"])
+    }
+
+    @Test func pastItsBoundTheLeastRecentlyUsedRowsAreEvicted() throws {
+        let directory = TemporaryDirectory()
+        let capacity = 1 << 20
+        let disk = try Self.open(directory, capacity: capacity)
+        defer { disk.close() }
+        try Self.waitForCount(disk)
+        for id in 1...100 { disk.store(Self.entry(id, size: 10_000)) }
+        disk.flush()
+        // Reading the first entry marks it used: it outlives the others stored with it.
+        #expect(disk.entry(for: Self.entry(1).key) != nil)
+        disk.flush()
+        for id in 101...150 { disk.store(Self.entry(id, size: 10_000)) }
+        disk.flush()
+        let figures = disk.statistics
+        #expect(try #require(figures.bytes) <= capacity)
+        #expect(figures.evictions > 0)
+        #expect(figures.entries == 150 - figures.evictions)
+        #expect(disk.entry(for: Self.entry(1).key) != nil)
+        #expect(disk.entry(for: Self.entry(2).key) == nil)
+        #expect(disk.entry(for: Self.entry(150).key) != nil)
+        let reopened = try Self.open(directory, capacity: capacity)
+        defer { reopened.close() }
+        try Self.waitForCount(reopened)
+        #expect(reopened.statistics.entries == figures.entries)
+        #expect(reopened.statistics.bytes == figures.bytes)
+    }
+
+    /// Waits (at most 5 s) until the writer has counted the rows at start-up.
+    private static func waitForCount(_ disk: DiskCache) throws {
+        for _ in 0..<500 where disk.statistics.bytes == nil { usleep(10_000) }
+        #expect(disk.statistics.bytes != nil)
+    }
+
+    /// Runs `body` with a plain SQLite connection to the directory's `cache.sqlite`.
+    private static func withConnection(_ directory: TemporaryDirectory, _ body: (OpaquePointer) throws -> Void) throws {
+        var db: OpaquePointer?
+        #expect(sqlite3_open(directory.path + "/cache.sqlite", &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        try body(try #require(db))
+    }
+}
+
+/// A directory of its own under the temporary directory, removed when the value goes.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("themet-disk-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    /// The names of the files in it, sorted.
+    var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Log lines kept in memory.
+final class MemoryLog: Sendable {
+    private let storage = Locked<[String]>([])
+
+    var lines: [String] { storage.withLock { $0 } }
+
+    func logger() -> Logger { Logger(level: .debug, sink: { [storage] line in storage.withLock { $0.append(line) } }) }
+}
