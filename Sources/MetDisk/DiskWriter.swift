@@ -122,8 +122,8 @@ final class DiskWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Commits everything queued, ends the writer thread and waits for it; later operations are
-    /// ignored. Any thread but the writer's.
+    /// Commits everything queued, moves the WAL's pages into the database file, ends the writer
+    /// thread and waits for it; later operations are ignored. Any thread but the writer's.
     func close() {
         condition.lock()
         state.closing = true
@@ -142,7 +142,7 @@ final class DiskWriter: @unchecked Sendable {
         figures.writes = state.writes
         figures.errors = state.errors
         figures.evictions = state.evictions
-        figures.queued = state.queue.count
+        figures.queued = state.pending.count
         return figures
     }
 
@@ -173,6 +173,11 @@ final class DiskWriter: @unchecked Sendable {
                 && condition.wait(until: deadline)
             {}
             if state.closing && state.queue.isEmpty && state.used.isEmpty {
+                condition.unlock()
+                // Everything into the main file, so that it alone holds the cache (and a copy of it
+                // is whole); a failure only leaves the WAL for the next start to replay.
+                try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                condition.lock()
                 state.finished = true
                 condition.broadcast()
                 condition.unlock()

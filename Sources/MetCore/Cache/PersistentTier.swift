@@ -39,7 +39,7 @@ public struct PersistentTierStatistics: Sendable, Equatable {
     public var errors = 0
     /// Entries dropped to stay within `capacity`.
     public var evictions = 0
-    /// Writes and removals queued, not yet on the disk.
+    /// Keys whose latest store or removal is not yet committed to the disk.
     public var queued = 0
 
     public init() {}

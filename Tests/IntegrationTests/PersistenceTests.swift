@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+
+/// The persistent tier through the real binaries: what one themet fetched, the next themet on the
+/// same data directory answers without the Met, after SIGTERM or `kill -9`, and never with bytes
+/// the Met did not send.
+@Suite("The cache survives restarts")
+struct PersistenceTests {
+    /// The pace out of the way: these tests are about storage, not politeness.
+    static let unpaced = ["--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64"]
+
+    /// GETs `paths` against `servers`, at most `width` at a time, and returns every result by path.
+    static func fetch(_ paths: [String], from servers: Servers, width: Int = 32) async throws -> [String: HTTPResult] {
+        var results: [String: HTTPResult] = [:]
+        for start in stride(from: 0, to: paths.count, by: width) {
+            try await withThrowingTaskGroup(of: (String, HTTPResult).self) { group in
+                for path in paths[start..<min(start + width, paths.count)] {
+                    group.addTask { (path, try await servers.get(path)) }
+                }
+                for try await (path, result) in group { results[path] = result }
+            }
+        }
+        return results
+    }
+
+    /// The `disk` member of `/health`, or nil when the tier is off.
+    static func disk(_ servers: Servers) async throws -> [String: Any]? {
+        try await servers.get("/health").json()["disk"] as? [String: Any]
+    }
+
+    /// Waits (at most 10 s) until the writer has committed everything it was given.
+    static func waitUntilCommitted(_ servers: Servers) async throws {
+        for _ in 0..<1_000 {
+            if try await disk(servers)?["queued"] as? Int == 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the persistent tier never caught up")
+    }
+
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aRestartAnswersEveryObjectAndTheSearchFromTheDiskWithoutTheMet(signal: Int32) async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "2000"], themet: Self.unpaced)
+        let paths = (1...1_000).map { "/objects/\($0)" } + ["/search?q=Synthetic%20Study%20No.%201&limit=20"]
+        let before = try await Self.fetch(paths, from: servers)
+        #expect(before.values.allSatisfy { $0.status == 200 })
+        let calls = try await servers.upstreamStats().total
+        // A kill -9 loses what is not yet committed: wait for the writer, as an operator would not.
+        if signal == SIGKILL { try await Self.waitUntilCommitted(servers) }
+
+        servers.themet.signal(signal)
+        #expect(await servers.themet.waitForExit() == (signal == SIGTERM ? 0 : SIGKILL))
+        let restarted = try await servers.restartingThemet(Self.unpaced)
+        let after = try await Self.fetch(paths, from: restarted)
+        #expect(try await restarted.upstreamStats().total == calls)
+        for path in paths {
+            let (first, second) = (try #require(before[path]), try #require(after[path]))
+            #expect(second.status == 200, "\(path)")
+            #expect(second.body == first.body, "\(path)")
+            #expect(second.header("ETag") == first.header("ETag"), "\(path)")
+        }
+        #expect(after["/objects/1"]?.header("Cache-Status")?.hasSuffix("detail=disk") == true)
+        let disk = try #require(try await Self.disk(restarted))
+        #expect(disk["corrupt"] as? Int == 0)
+        #expect((disk["hits"] as? Int ?? 0) >= 1_000)
+        restarted.themet.signal(SIGTERM)
+        #expect(await restarted.themet.waitForExit() == 0)
+    }
+
+    @Test func killedAtAnyMomentDuringAStormOfMissesItReopensAndNeverServesOtherBytes() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "3000"], themet: Self.unpaced)
+        servers.themet.signal(SIGTERM)
+        _ = await servers.themet.waitForExit()
+        // What the Met sends for each object, asked of the fake directly.
+        let ids = Array(1...400)
+        var truth: [Int: Data] = [:]
+        for id in ids {
+            truth[id] = try await HTTPClient.request(servers.fake.baseURL + "/public/collection/v1/objects/\(id)").body
+        }
+        var answered = 0
+        for round in 0..<20 {
+            let themet = try await servers.restartingThemet(Self.unpaced)
+            #expect(try await Self.disk(themet) != nil, "round \(round): the database did not open")
+            #expect(!themet.themet.standardError.contains("moved it to"), "round \(round)")
+            // Misses and disk hits mixed: each round asks 60 objects, half of them asked before.
+            let wanted = (0..<60).map { ids[(round * 31 + $0 * 7) % ids.count] }
+            let storm = Task {
+                await withTaskGroup(of: (Int, HTTPResult?).self) { group -> [(Int, HTTPResult?)] in
+                    for id in wanted { group.addTask { (id, try? await themet.get("/objects/\(id)")) } }
+                    var results: [(Int, HTTPResult?)] = []
+                    for await result in group { results.append(result) }
+                    return results
+                }
+            }
+            // Killed after 0 to 95 ms: before, during and after the writer's commits.
+            try await Task.sleep(for: .milliseconds(round * 5))
+            themet.themet.signal(SIGKILL)
+            _ = await themet.themet.waitForExit()
+            for (id, result) in await storm.value {
+                guard let result, result.status == 200 else { continue }
+                answered += 1
+                #expect(result.body == truth[id], "round \(round): object \(id) differs from the Met's")
+            }
+        }
+        // The last restart, after twenty kills: every object the Met has is answered as it sent it.
+        let last = try await servers.restartingThemet(Self.unpaced)
+        let results = try await Self.fetch(ids.map { "/objects/\($0)" }, from: last)
+        for id in ids { #expect(results["/objects/\(id)"]?.body == truth[id], "object \(id)") }
+        #expect(try await Self.disk(last)?["corrupt"] as? Int == 0)
+        #expect(answered > 0)
+        last.themet.signal(SIGTERM)
+        #expect(await last.themet.waitForExit() == 0)
+    }
+
+    @Test func aByteFlippedInTheFileIsAMissAndTheMetIsAskedAgain() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "100"], themet: Self.unpaced)
+        let paths = (1...20).map { "/objects/\($0)" }
+        let before = try await Self.fetch(paths, from: servers)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+
+        // SIGTERM moved every page into cache.sqlite; flip one byte of object 17's stored body.
+        let file = servers.dataDirectory + "/cache.sqlite"
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: file)))
+        let body = [UInt8](try #require(before["/objects/17"]).body)
+        let needle = Array(body.prefix(48))
+        let at = try #require(bytes.firstRange(of: needle), "object 17's body is not in the file")
+        bytes[at.lowerBound + 40] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+
+        let calls = try await servers.upstreamStats().paths["/public/collection/v1/objects/17"] ?? 0
+        let restarted = try await servers.restartingThemet(Self.unpaced)
+        let after = try await Self.fetch(paths, from: restarted)
+        for path in paths { #expect(after[path]?.body == before[path]?.body, "\(path)") }
+        #expect(after["/objects/17"]?.header("Cache-Status") == "TheMet; fwd=uri-miss; stored")
+        #expect(after["/objects/16"]?.header("Cache-Status")?.hasSuffix("detail=disk") == true)
+        #expect(try await restarted.upstreamStats().paths["/public/collection/v1/objects/17"] == calls + 1)
+        let disk = try #require(try await Self.disk(restarted))
+        #expect(disk["corrupt"] as? Int == 1)
+        #expect(restarted.themet.standardError.contains("damaged"))
+        restarted.themet.signal(SIGTERM)
+        #expect(await restarted.themet.waitForExit() == 0)
+    }
+
+    @Test func aCacheFileThatIsNotADatabaseIsSetAsideAndTheServerServes() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "10"], themet: Self.unpaced)
+        servers.themet.signal(SIGTERM)
+        _ = await servers.themet.waitForExit()
+        let file = servers.dataDirectory + "/cache.sqlite"
+        try? FileManager.default.removeItem(atPath: file + "-wal")
+        try Data("not a database, but somebody's file".utf8).write(to: URL(fileURLWithPath: file))
+
+        let restarted = try await servers.restartingThemet(Self.unpaced)
+        #expect(try await restarted.get("/objects/3").status == 200)
+        #expect(try await Self.disk(restarted) != nil)
+        let names = try FileManager.default.contentsOfDirectory(atPath: servers.dataDirectory)
+        let aside = try #require(names.first { $0.hasPrefix("cache.sqlite.corrupt-") })
+        #expect(
+            FileManager.default.contents(atPath: servers.dataDirectory + "/" + aside)
+                == Data("not a database, but somebody's file".utf8))
+        #expect(restarted.themet.standardError.contains("moved it to"))
+        restarted.themet.signal(SIGTERM)
+        #expect(await restarted.themet.waitForExit() == 0)
+    }
+
+    @Test func withTheTierOffHealthSaysSoAndNothingIsWritten() async throws {
+        let servers = try await Servers.start(themet: Self.unpaced + ["--disk-cache-size", "0"])
+        #expect(try await servers.get("/objects/436535").status == 200)
+        #expect(try await servers.get("/health").json()["disk"] is NSNull)
+        #expect(!FileManager.default.fileExists(atPath: servers.dataDirectory + "/cache.sqlite"))
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+    }
+}
