@@ -12,6 +12,8 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     private struct State {
         var flights: [String: Flight] = [:]
         var nextID: UInt64 = 0
+        /// The waiters that joined a run already in progress, until they read it after their wait.
+        var joined = Set<UInt64>()
     }
 
     private let state = Locked(State())
@@ -30,7 +32,6 @@ public final class SingleFlight<Value: Sendable>: Sendable {
             state.nextID += 1
             return state.nextID
         }
-        let joined = Locked(false)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, UpstreamError>, Never>) in
                 state.withLock { state in
@@ -40,7 +41,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
                     }
                     if state.flights[key] != nil {
                         state.flights[key]!.waiters[waiter] = continuation
-                        joined.withLock { $0 = true }
+                        state.joined.insert(waiter)
                         return
                     }
                     state.nextID += 1
@@ -59,7 +60,12 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         } onCancel: {
             leave(key, waiter: waiter)
         }
-        return (result, joined.withLock { $0 })
+        // Read under the lock `finish` takes after the operation ends: besides the answer, this
+        // orders the operation's writes (the entry it made) before the caller's reads in a way
+        // ThreadSanitizer sees. A continuation resumed before its task suspended synchronises
+        // only through the concurrency runtime's own atomics, which TSan cannot see.
+        let joined = state.withLock { $0.joined.remove(waiter) != nil }
+        return (result, joined)
     }
 
     /// The number of keys with an operation in progress, for tests and `/health`.
