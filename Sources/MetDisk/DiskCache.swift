@@ -27,16 +27,18 @@ public final class DiskCache: PersistentTier {
         var errors = 0
     }
 
-    /// A reader connection and its one prepared statement.
+    /// A reader connection and its prepared statements.
     private final class Reader: @unchecked Sendable {
         let connection: SQLiteConnection
         let select: SQLiteStatement
+        let exists: SQLiteStatement
 
         init(path: String) throws(SQLiteError) {
             connection = try SQLiteConnection(path: path, create: false)
             try CacheDatabase.configure(connection)
             try connection.execute("PRAGMA query_only = 1")
             select = try connection.prepare("SELECT record FROM entries WHERE key = ?1")
+            exists = try connection.prepare("SELECT 1 FROM entries WHERE key = ?1")
         }
     }
 
@@ -99,7 +101,22 @@ public final class DiskCache: PersistentTier {
 
     public func store(_ entry: CacheEntry) { writer.store(entry) }
 
-    public func remove(_ key: String) { writer.remove(key) }
+    public func remove(_ key: String) -> Bool {
+        guard !closed.withLock({ $0 }) else { return false }
+        let existed: Bool
+        if let queued = writer.queued(key) {
+            existed = queued != nil
+        } else {
+            existed =
+                (try? withReader { reader throws(SQLiteError) -> Bool in
+                    try reader.exists.bind(.text(key))
+                    defer { reader.exists.reset() }
+                    return try reader.exists.step()
+                }) ?? false
+        }
+        writer.remove(key)
+        return existed
+    }
 
     /// Writes everything queued and waits until it is on the disk.
     public func flush() { writer.flush() }

@@ -34,6 +34,8 @@ final class HTTPConnection {
     static let outputHighWater = 262_144
 
     let descriptor: CInt
+    /// Whether the client is on this machine (see `PeerAddress.isLoopback`), read once at accept.
+    let fromLoopback: Bool
     private(set) var state = State.reading
     private unowned let loop: HTTPLoop
     private var readEvent: OpaquePointer?
@@ -66,6 +68,7 @@ final class HTTPConnection {
     init(descriptor: CInt, loop: HTTPLoop) {
         self.descriptor = descriptor
         self.loop = loop
+        fromLoopback = PeerAddress.isLoopback(descriptor)
         // A head, then a Content-Length body (or a chunk-size line: chunked data is decoded out of
         // the buffer as it arrives); pipelined requests beyond that wait in the socket.
         input = ReceiveBuffer(

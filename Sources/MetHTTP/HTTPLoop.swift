@@ -294,7 +294,7 @@ final class HTTPLoop: @unchecked Sendable {
         let started = logger.isEnabled(.info) ? DispatchTime.now().uptimeNanoseconds : 0
         outstanding.add(1, ordering: .relaxed)
         let suspension: Suspension
-        switch responder.respond(to: head.request(body: body)) {
+        switch responder.respond(to: head.request(body: body, fromLoopback: connection.fromLoopback)) {
         case .ready(let response):
             reply(response, to: head, on: connection, started: started)
             return

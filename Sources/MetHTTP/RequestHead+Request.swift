@@ -2,10 +2,13 @@ import HTTPWire
 import MetCore
 
 extension RequestHead {
-    /// The request the core sees: this head's method, target and fields, with `body`.
-    func request(body: [UInt8]) -> Request {
+    /// The request the core sees: this head's method, target and fields, with `body`, from a
+    /// client on this machine or not.
+    func request(body: [UInt8], fromLoopback: Bool) -> Request {
         var headers = HTTPFields(capacity: fields.count)
         for field in fields { headers.append(field.name, field.value) }
-        return Request(method: method, target: target, headers: headers, body: body)
+        var request = Request(method: method, target: target, headers: headers, body: body)
+        request.fromLoopback = fromLoopback
+        return request
     }
 }

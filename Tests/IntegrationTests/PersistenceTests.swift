@@ -163,6 +163,28 @@ struct PersistenceTests {
         #expect(await restarted.themet.waitForExit() == 0)
     }
 
+    @Test func aPurgeFromThisMachineRemovesTheEntryFromMemoryAndTheDisk() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "10"], themet: Self.unpaced)
+        #expect(try await servers.get("/objects/5").status == 200)
+        #expect(try await servers.get("/objects/6").status == 200)
+        try await Self.waitUntilCommitted(servers)
+        let purged = try await servers.get("/cache/objects/5", method: "DELETE")
+        #expect(purged.status == 200)
+        let json = try purged.json()
+        #expect(json["removedFromMemory"] as? Int == 1)
+        #expect(json["removedFromDisk"] as? Int == 1)
+        #expect(try await servers.get("/cache/objects/5").status == 405)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+
+        let restarted = try await servers.restartingThemet(Self.unpaced)
+        #expect(try await restarted.get("/objects/5").header("Cache-Status") == "TheMet; fwd=uri-miss; stored")
+        #expect(try await restarted.get("/objects/6").header("Cache-Status")?.hasSuffix("detail=disk") == true)
+        #expect(try await restarted.upstreamStats().paths["/public/collection/v1/objects/5"] == 2)
+        restarted.themet.signal(SIGTERM)
+        #expect(await restarted.themet.waitForExit() == 0)
+    }
+
     @Test func withTheTierOffHealthSaysSoAndNothingIsWritten() async throws {
         let servers = try await Servers.start(themet: Self.unpaced + ["--disk-cache-size", "0"])
         #expect(try await servers.get("/objects/436535").status == 200)

@@ -139,6 +139,7 @@ struct ConfigurationTests {
         "--loops": "0",
         "--cache-size": "1K",
         "--disk-cache-size": "512KiB",
+        "--admin-token": "short",
         "--upstream-timeout": "0",
         "--upstream-connect-timeout": "0",
         "--upstream-max-body": "1K",
@@ -176,7 +177,11 @@ struct ConfigurationTests {
         let error = #expect(throws: ConfigurationError.self) { try parse([flag, bad]) }
         #expect(error?.flag == flag)
         #expect(error?.description.hasPrefix("\(flag): ") == true)
-        #expect(error?.reason.contains("'\(bad)'") == true || bad.isEmpty)
+        if flag == "--admin-token" {
+            #expect(error?.reason.contains(bad) == false)  // a secret, even a wrong one, is never echoed
+        } else {
+            #expect(error?.reason.contains("'\(bad)'") == true || bad.isEmpty)
+        }
     }
 
     @Test(arguments: [
@@ -374,7 +379,9 @@ struct HelpDefaultTests {
 
     /// Options whose default depends on the machine or is no value at all, so `--help` describes it
     /// in words; each is checked against the real default below. Every other default is a value.
-    static let describedDefaults: Set<String> = ["--data-dir", "--loops", "--max-connections", "--public-url"]
+    static let describedDefaults: Set<String> = [
+        "--data-dir", "--loops", "--max-connections", "--public-url", "--admin-token",
+    ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
     func theUsageTextShowsTheOptionsDefault(flag: String) throws {
@@ -411,6 +418,9 @@ struct HelpDefaultTests {
 
         #expect(text("--public-url") == "none (relative links)")
         #expect(defaults.publicURL == nil)
+
+        #expect(text("--admin-token") == "none (loopback clients only)")
+        #expect(defaults.adminToken == nil)
     }
 
     @Test(arguments: ServerConfiguration.options.map(\.flag).filter { !describedDefaults.contains($0) })

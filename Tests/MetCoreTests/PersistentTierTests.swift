@@ -16,7 +16,7 @@ final class RecordingTier: PersistentTier {
 
     func store(_ entry: CacheEntry) { rows.withLock { $0[entry.key] = entry.record } }
 
-    func remove(_ key: String) { rows.withLock { $0[key] = nil } }
+    func remove(_ key: String) -> Bool { rows.withLock { $0.removeValue(forKey: key) != nil } }
 
     var statistics: PersistentTierStatistics { PersistentTierStatistics() }
 

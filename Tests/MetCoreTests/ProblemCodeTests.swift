@@ -14,6 +14,7 @@ struct ProblemCodeTests {
         ("unknown_parameter", 400, "Unknown query parameter"),
         ("invalid_parameter", 400, "Invalid query parameter"),
         ("invalid_object_id", 400, "Invalid object ID"),
+        ("forbidden", 403, "Forbidden"),
         ("route_not_found", 404, "No such route"),
         ("object_not_found", 404, "Object not found"),
         ("method_not_allowed", 405, "Method not allowed"),

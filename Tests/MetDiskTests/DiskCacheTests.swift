@@ -78,12 +78,14 @@ struct DiskCacheTests {
         disk.store(object)
         #expect(disk.entry(for: object.key) === object)
         disk.flush()
-        disk.remove(object.key)
+        #expect(disk.remove(object.key))
         #expect(disk.entry(for: object.key) == nil)
+        #expect(!disk.remove(object.key))  // queued removal: nothing left to remove
         disk.flush()
         let reopened = try Self.open(directory)
         defer { reopened.close() }
         #expect(reopened.entry(for: object.key) == nil)
+        #expect(!reopened.remove(object.key))
     }
 
     @Test func aRowWithAFlippedByteIsAMissThatIsCountedLoggedAndRemoved() throws {
@@ -103,6 +105,7 @@ struct DiskCacheTests {
         let reopened = try Self.open(directory, log: log)
         defer { reopened.close() }
         #expect(reopened.entry(for: object.key) == nil)
+        #expect(!reopened.remove(object.key))
         #expect(reopened.statistics.corrupt == 1)
         #expect(log.lines.contains { $0.contains("damaged") && $0.contains(object.key) })
         reopened.flush()

@@ -24,7 +24,9 @@ struct WireToCoreTests {
     @Test func aHeadBecomesTheRequestTheCoreSees() throws {
         let bytes = Array("POST http://example.org/a?b=c HTTP/1.1\r\nHost: x\r\nX-One: 1\r\nx-one: 2\r\n\r\n".utf8)
         let head = try bytes.withUnsafeBytes { try RequestHead(parsing: $0) }
-        let request = head.request(body: [7])
+        let request = head.request(body: [7], fromLoopback: true)
+        #expect(request.fromLoopback)
+        #expect(!head.request(body: [], fromLoopback: false).fromLoopback)
         #expect(request.method == "POST")
         #expect(request.target == "/a?b=c")
         #expect(request.body == [7])

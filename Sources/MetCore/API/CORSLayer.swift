@@ -2,7 +2,7 @@
 /// another origin (`--cors-origin`): adds `Access-Control-Allow-Origin` and the exposed headers to
 /// each response, and answers preflights. Any thread.
 struct CORSLayer: Sendable {
-    /// The methods every route answers.
+    /// The methods the reading routes answer (all but the purge routes, `Route.allowedMethods`).
     static let allowedMethods = "GET, HEAD, OPTIONS"
 
     /// `--cors-origin`.
@@ -30,11 +30,12 @@ struct CORSLayer: Sendable {
         return finished
     }
 
-    /// The answer to a CORS preflight (`OPTIONS`) for a known route, given the request's headers.
-    func preflight(_ request: Request) -> Response {
+    /// The answer to a CORS preflight (`OPTIONS`) for a known route that answers `methods`, given
+    /// the request's headers.
+    func preflight(_ request: Request, methods: String) -> Response {
         var headers: HTTPFields = [
-            "Allow": Self.allowedMethods,
-            "Access-Control-Allow-Methods": Self.allowedMethods,
+            "Allow": methods,
+            "Access-Control-Allow-Methods": methods,
             "Access-Control-Max-Age": "86400",
         ]
         headers.append(

@@ -28,6 +28,7 @@ public final class MetService: Responder {
     private let search: SearchHandler
     private let widget: WidgetHandler
     private let health: HealthHandler
+    private let purges: PurgeHandler
     /// `--detail-url`, for `/open`.
     private let detailURL: String
 
@@ -60,7 +61,8 @@ public final class MetService: Responder {
             client: client, cache: cache, disk: disk, time: time, freshness: configuration.freshness,
             compress: compress)
         driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger)
-        router = Router(limits: configuration.limits)
+        router = Router(limits: configuration.limits, adminToken: configuration.adminToken)
+        purges = PurgeHandler(cache: cache, disk: disk)
         cors = CORSLayer(origin: configuration.corsOrigin)
         presenter = Presenter(time: time, monitor: monitor)
         let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
@@ -108,8 +110,8 @@ public final class MetService: Responder {
         switch routed {
         case .answer(let response):
             .ready(response)
-        case .preflight:
-            .ready(cors.preflight(request))
+        case .preflight(let methods):
+            .ready(cors.preflight(request, methods: methods))
         case .health:
             .ready(health.health())
         case .openAPI(let presentation):
@@ -122,6 +124,8 @@ public final class MetService: Responder {
             widget.answer(request, presentation, driver: driver)
         case .open(let id, let asJSON):
             driver.start(OpenPipeline(id: id, asJSON: asJSON, detailURL: detailURL, presenter: presenter))
+        case .purge(let keys):
+            purges.purge(keys)
         }
     }
 }

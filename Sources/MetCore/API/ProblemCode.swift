@@ -10,6 +10,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case invalidParameter = "invalid_parameter"
     /// `/objects/{id}` with an ID that is not a positive integer.
     case invalidObjectID = "invalid_object_id"
+    /// A purge (`DELETE /cache/…`) from a client that is not on this machine and has not sent the
+    /// `--admin-token` as a bearer token.
+    case forbidden = "forbidden"
     /// No route has this path.
     case routeNotFound = "route_not_found"
     /// The Met answered 404 for this object (either of its two messages).
@@ -43,6 +46,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     public var status: Int {
         switch self {
         case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID: 400
+        case .forbidden: 403
         case .routeNotFound, .objectNotFound: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
@@ -62,6 +66,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .unknownParameter: "Unknown query parameter"
         case .invalidParameter: "Invalid query parameter"
         case .invalidObjectID: "Invalid object ID"
+        case .forbidden: "Forbidden"
         case .routeNotFound: "No such route"
         case .objectNotFound: "Object not found"
         case .methodNotAllowed: "Method not allowed"

@@ -20,6 +20,10 @@ enum Route: Equatable {
     case mirrorDepartments
     /// `/public/collection/v1/search` or `/public/collection/v1.1/search`.
     case mirrorSearch(SearchAPI)
+    /// `/cache/objects/{id}` (DELETE: purge), with the ID segment still unparsed.
+    case purgeObject(String)
+    /// `/cache/search` (DELETE: purge a search's ID lists).
+    case purgeSearch
 
     /// The route for `path`, or nil when none matches. Trailing slashes do not match.
     init?(path: String) {
@@ -39,16 +43,31 @@ enum Route: Equatable {
         case Self.mirrorSearchV11: self = .mirrorSearch(.v1_1)
         case Self.mirrorObjectListPath: self = .mirrorObjectList
         case Self.mirrorDepartmentsPath: self = .mirrorDepartments
+        case "/cache/search": self = .purgeSearch
         default:
             if let id = Self.lastSegment(of: path, after: "/open/") {
                 self = .open(id)
             } else if let id = Self.lastSegment(of: path, after: Self.mirrorObjectPrefix) {
                 self = .mirrorObject(id)
+            } else if let id = Self.lastSegment(of: path, after: "/cache/objects/") {
+                self = .purgeObject(id)
             } else {
                 return nil
             }
         }
     }
+
+    /// Whether this route removes entries (DELETE only, and only for loopback clients or the
+    /// admin token).
+    var isPurge: Bool {
+        switch self {
+        case .purgeObject, .purgeSearch: true
+        default: false
+        }
+    }
+
+    /// The methods this route answers, for `Allow`.
+    var allowedMethods: String { isPurge ? "DELETE, OPTIONS" : CORSLayer.allowedMethods }
 
     /// Whether this route speaks the Met's own dialect (bodies and statuses as the Met sends them).
     var isMirror: Bool {

@@ -2,8 +2,8 @@
 enum RoutedRequest {
     /// The answer is known without the cache (a Met-dialect error of the mirror, for one).
     case answer(Response)
-    /// A CORS preflight for a known route.
-    case preflight
+    /// A CORS preflight for a known route that answers these methods (`Allow`'s value).
+    case preflight(methods: String)
     /// `/health`.
     case health
     /// `/openapi.yaml`.
@@ -16,6 +16,8 @@ enum RoutedRequest {
     case widget(WidgetRequest, Presentation)
     /// Where object `id`'s deep link leads (a 302, or JSON when `asJSON`).
     case open(id: Int, asJSON: Bool)
+    /// Remove these cache keys from every tier (an authorized `DELETE /cache/…`).
+    case purge([String])
 }
 
 /// Routes a request and validates it, once: the size limits, the target, the route, the method
@@ -23,6 +25,8 @@ enum RoutedRequest {
 /// any cache lookup. Any thread; no state.
 struct Router: Sendable {
     let limits: RequestLimits
+    /// `--admin-token`: lets clients that are not on this machine purge.
+    let adminToken: String?
 
     // The parameters each route takes, made once (routing runs on every request, hits included).
     private static let noParameters: Set<String> = []
@@ -45,13 +49,15 @@ struct Router: Sendable {
         guard let route = Route(path: target.path) else {
             throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
         }
-        switch request.method {
-        case "GET", "HEAD": break
-        case "OPTIONS": return .preflight
+        switch (request.method, route.isPurge) {
+        case ("GET", false), ("HEAD", false): break
+        case ("DELETE", true): return try purge(route, target, request)
+        case ("OPTIONS", _): return .preflight(methods: route.allowedMethods)
         default:
+            let use = route.isPurge ? "DELETE" : "GET or HEAD"
             throw Problem(
-                .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use GET or HEAD.",
-                headers: ["Allow": CORSLayer.allowedMethods])
+                .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use \(use).",
+                headers: ["Allow": route.allowedMethods])
         }
         // A HEAD never replaces the latest results.
         let isHead = request.method == "HEAD"
@@ -98,6 +104,11 @@ struct Router: Sendable {
                 id = try DeepLink.objectID(in: url)
             }
             return .open(id: id, asJSON: asJSON)
+        case .purgeObject, .purgeSearch:
+            // Only DELETE reaches a purge (above); nothing else gets this far, but if it did, this is its answer.
+            throw Problem(
+                .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use DELETE.",
+                headers: ["Allow": route.allowedMethods])
         case .mirrorSearch(let api):
             if api == .v1, (target.value(of: "q") ?? "").isEmpty {
                 // The Met's v1 answers 502 without q (docs/MET-API.md §5): say why here instead of asking it.
@@ -106,6 +117,37 @@ struct Router: Sendable {
             }
             return .resource(Self.mirrorSearchResource(api, target), Presentation(route, for: request))
         }
+    }
+
+    /// The keys a `DELETE /cache/…` removes, once the client may purge: one object's record, or
+    /// the ID lists of a search (its v1 list and every v1.1 page of its window; the parameters are
+    /// `/search`'s, validated as there).
+    private func purge(_ route: Route, _ target: RequestTarget, _ request: Request) throws(Problem) -> RoutedRequest {
+        guard request.fromLoopback || isAdmin(request) else {
+            throw Problem(
+                .forbidden,
+                "Purging is allowed from this machine, or with Authorization: Bearer and the server's --admin-token.")
+        }
+        switch route {
+        case .purgeObject(let text):
+            try target.allowOnly(Self.noParameters)
+            return .purge([MetResource.object(id: try ObjectID.parse(text)).cacheKey])
+        default:
+            let query = try SearchQuery(target)
+            return .purge(
+                [SearchAPI.v1, .v1_1].flatMap { SearchWindow(query: query, api: $0).everyResource() }.map(\.cacheKey))
+        }
+    }
+
+    /// Whether `request` carries `Authorization: Bearer <--admin-token>` (compared in constant time).
+    private func isAdmin(_ request: Request) -> Bool {
+        guard let token = adminToken, let field = request.headers["Authorization"] else { return false }
+        let given = Array(field.utf8)
+        let expected = Array(("Bearer " + token).utf8)
+        guard given.count == expected.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(given, expected) { difference |= a ^ b }
+        return difference == 0
     }
 
     private func checkLimits(_ request: Request) throws(Problem) {

@@ -67,15 +67,17 @@ struct LRUStore {
         return true
     }
 
-    /// Removes the entry for `key`, if any.
-    mutating func remove(_ key: String) {
-        guard let slot = index.removeValue(forKey: key) else { return }
+    /// Removes the entry for `key`, if any; returns whether there was one.
+    @discardableResult
+    mutating func remove(_ key: String) -> Bool {
+        guard let slot = index.removeValue(forKey: key) else { return false }
         unlink(slot)
         bytes -= nodes[slot].entry.cost
         nodes[slot].entry.setInMemory(false)
         // Drop the body now; the slot is reused by the next put.
         nodes[slot].entry = CacheEntry.placeholder
         free.append(slot)
+        return true
     }
 
     private mutating func moveToFront(_ slot: Int) {

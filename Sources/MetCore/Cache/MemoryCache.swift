@@ -58,6 +58,11 @@ public final class MemoryCache: Sendable {
         state.withLock { _ = $0.put(entry) }
     }
 
+    /// Removes the entry for `key` (a purge); returns whether there was one. Any thread.
+    public func remove(_ key: String) -> Bool {
+        state.withLock { $0.remove(key) }
+    }
+
     /// Counts one request answered by `outcome`. Any thread.
     public func count(_ outcome: CacheOutcome) {
         switch outcome {

@@ -13,8 +13,9 @@ public protocol PersistentTier: Sendable {
     /// Queues `entry` to be stored, replacing any entry with its key.
     func store(_ entry: CacheEntry)
 
-    /// Removes the entry stored for `key`, if any; later reads miss it at once.
-    func remove(_ key: String)
+    /// Removes the entry stored for `key` (a purge), and returns whether there was one; later
+    /// reads miss it at once. Looks the row up, so it blocks like a read: tasks only.
+    func remove(_ key: String) -> Bool
 
     /// What the tier holds and has done, for `/health`.
     var statistics: PersistentTierStatistics { get }

@@ -218,6 +218,17 @@ extension ServerConfiguration {
             return nil
         },
         ConfigurationOption(
+            flag: "--admin-token", placeholder: "TOKEN", defaultText: "none (loopback clients only)",
+            help: "Lets any client that sends Authorization: Bearer TOKEN purge (DELETE /cache/...); "
+                + "16 to 256 visible ASCII characters."
+        ) { configuration, value in
+            guard (16...256).contains(value.utf8.count), value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                return "expected 16 to 256 visible ASCII characters (no spaces), got \(value.utf8.count) character(s)"
+            }
+            configuration.adminToken = value
+            return nil
+        },
+        ConfigurationOption(
             flag: "--log-level", placeholder: "LEVEL", defaultText: "info",
             help: "debug, info (includes the access log), warning or error."
         ) { configuration, value in

@@ -60,6 +60,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var shutdownTimeout = 10.0
     /// The `Access-Control-Allow-Origin` value sent on every response. Default `*`.
     public var corsOrigin = "*"
+    /// The bearer token that allows the purge routes (`DELETE /cache/…`) from clients that are not
+    /// on this machine. Default nil: only loopback clients may purge.
+    public var adminToken: String?
     /// The lowest log level written to standard error. Default `info` (includes the access log).
     public var logLevel = LogLevel.info
     /// Freshness per kind and the stale-if-error window.

@@ -9,6 +9,10 @@ public struct Request: Sendable {
     public var headers: HTTPFields
     /// The request body; empty for the GET requests this server serves.
     public var body: [UInt8]
+    /// Whether the client is on this machine (a loopback address or a Unix-domain socket), as the
+    /// HTTP layer saw it when the connection was accepted. False unless the HTTP layer says so:
+    /// only what depends on it (the purge routes) is refused to a request that does not know.
+    public var fromLoopback = false
 
     public init(method: String = "GET", target: String, headers: HTTPFields = HTTPFields(), body: [UInt8] = []) {
         self.method = method

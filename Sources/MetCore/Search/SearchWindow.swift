@@ -22,6 +22,15 @@ struct SearchWindow {
         }
     }
 
+    /// Every upstream answer any page of this query can read, whatever its offset, limit or sort:
+    /// v1's one list, or every v1.1 page of the window (what a purge of the search removes).
+    func everyResource() -> [MetResource] {
+        switch api {
+        case .v1: return firstResources()
+        case .v1_1: return (0..<(SearchAPI.window / SearchAPI.pageLimit)).map(chunk)
+        }
+    }
+
     /// The resources still needed once the total is known (v1.1 whole-list sorts only).
     func remainingResources(total: Int) -> [MetResource] {
         guard api == .v1_1, query.sort.sortsWholeList else { return [] }
