@@ -5,6 +5,7 @@ SWIFT       ?= swift
 PORT        ?= 8080
 ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev ca-certificates
+TEST_APT_PACKAGES = prometheus
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
@@ -12,7 +13,7 @@ BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
 BENCH_TOOLS  = wrk:wrk nginx:nginx-light
 
-.PHONY: deps build serve demo test test-unit test-tsan test-contract bench bench-smoke lint clean help fuzz
+.PHONY: deps test-deps build serve demo test test-unit test-tsan test-contract bench bench-smoke lint clean help fuzz
 
 help:
 	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
@@ -24,10 +25,10 @@ help:
 	@echo "make fuzz    the libFuzzer harnesses in Fuzz/, FUZZ_SECONDS (60) each (FUZZ_HARNESSES='request-head')"
 	@echo "extra flags: make serve ARGS='--log-level debug --cache-size 512MiB'"
 
-## Installs the Debian packages the build needs, if any are missing.
-deps:
+# Installs the Debian packages of the list $(1) that are missing (apt-get; sudo when not root).
+define apt_install
 	@missing=""; \
-	for package in $(APT_PACKAGES); do \
+	for package in $(1); do \
 	    dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -35,7 +36,16 @@ deps:
 	    $(SUDO) apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+## Installs the Debian packages the build needs, if any are missing.
+deps:
+	$(call apt_install,$(APT_PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "the Swift toolchain (swift) is not on PATH"; exit 1; }
+
+## And those the tests use: promtool (from prometheus) checks /metrics.
+test-deps: deps
+	$(call apt_install,$(TEST_APT_PACKAGES))
 
 build: deps
 	$(SWIFT) build -c release
@@ -46,7 +56,7 @@ serve: build
 demo: build
 	.build/release/themet serve --port $(PORT) --upstream Fixtures --data-dir .build/demo-data $(ARGS)
 
-test: deps lint
+test: test-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) test-contract
@@ -63,7 +73,7 @@ $(CONTRACT_VENV)/bin/schemathesis:
 
 ## The same tests with ThreadSanitizer, on the test process and on the servers it starts; any
 ## report (written to .build-tsan/reports) fails the run.
-test-tsan: deps
+test-tsan: test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
 	THEMET_BIN_DIR="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)" \

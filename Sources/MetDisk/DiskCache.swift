@@ -137,7 +137,7 @@ public final class DiskCache: PersistentTier {
             figures.hits = counts.hits
             figures.misses = counts.misses
             figures.corrupt = counts.corrupt
-            figures.errors += counts.errors
+            figures.readErrors = counts.errors
         }
         return figures
     }

@@ -140,7 +140,7 @@ final class DiskWriter: @unchecked Sendable {
         figures.entries = state.entries
         figures.bytes = state.bytes
         figures.writes = state.writes
-        figures.errors = state.errors
+        figures.writeErrors = state.errors
         figures.evictions = state.evictions
         figures.queued = state.pending.count
         return figures

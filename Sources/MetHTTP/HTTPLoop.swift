@@ -291,7 +291,7 @@ final class HTTPLoop: @unchecked Sendable {
     /// Answers one request read by `connection`: inside this callback when the core can,
     /// otherwise through a task whose response comes back via `execute`.
     func handle(_ head: RequestHead, body: [UInt8], on connection: HTTPConnection) {
-        let started = logger.isEnabled(.info) ? DispatchTime.now().uptimeNanoseconds : 0
+        let started = DispatchTime.now().uptimeNanoseconds
         outstanding.add(1, ordering: .relaxed)
         let suspension: Suspension
         switch responder.respond(to: head.request(body: body, fromLoopback: connection.fromLoopback)) {
@@ -320,6 +320,7 @@ final class HTTPLoop: @unchecked Sendable {
             var response = response
             response.status = 499
             log(exchange.head, response, bytes: 0, started: exchange.started)
+            responder.finished(response, seconds: Self.seconds(since: exchange.started))
             responseFinished()
             return
         }
@@ -337,6 +338,12 @@ final class HTTPLoop: @unchecked Sendable {
     private func reply(_ response: Response, to head: RequestHead, on connection: HTTPConnection, started: UInt64) {
         let bytes = connection.send(response, for: head, closing: draining)
         log(head, response, bytes: bytes, started: started)
+        responder.finished(response, seconds: Self.seconds(since: started))
+    }
+
+    /// Seconds since `started` (`DispatchTime` nanoseconds).
+    private static func seconds(since started: UInt64) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
     }
 
     /// A reply written (or dropped with its connection).
@@ -350,6 +357,7 @@ final class HTTPLoop: @unchecked Sendable {
     }
 
     func logRejected(_ response: Response) {
+        responder.finished(response, seconds: 0)
         guard logger.isEnabled(.info) else { return }
         logger.info("access - - \(response.status) \(response.body.count)B - -")
     }

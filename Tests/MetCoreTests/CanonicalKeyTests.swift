@@ -8,7 +8,7 @@ struct CanonicalKeyTests {
 
     /// The resource a request is planned to, or nil when it is answered without one.
     private func plannedResource(for target: String) -> MetResource? {
-        guard case .resource(let resource, _) = Harness().service.router.route(.get(target)) else { return nil }
+        guard case .resource(let resource, _) = Harness().service.router.route(.get(target)).0 else { return nil }
         return resource
     }
 

@@ -80,8 +80,8 @@ struct UpstreamTargetTests {
     ])
     func mirrorSearchesThatOnceCollidedHaveTwoKeys(crafted: String, ordinary: String) throws {
         let service = Harness().service
-        guard case .resource(let first, _) = service.router.route(.get(crafted)),
-            case .resource(let second, _) = service.router.route(.get(ordinary))
+        guard case .resource(let first, _) = service.router.route(.get(crafted)).0,
+            case .resource(let second, _) = service.router.route(.get(ordinary)).0
         else {
             Issue.record("both requests should plan an upstream resource")
             return

@@ -104,7 +104,7 @@ struct HealthHandler: Sendable {
         json.member("misses", int: figures.misses)
         json.member("corrupt", int: figures.corrupt)
         json.member("writes", int: figures.writes)
-        json.member("errors", int: figures.errors)
+        json.member("errors", int: figures.readErrors + figures.writeErrors)
         json.member("evictions", int: figures.evictions)
         json.member("queued", int: figures.queued)
         json.endObject()

@@ -20,6 +20,8 @@ public final class MetService: Responder {
     let monitor: UpstreamMonitor
     /// The one pacer of upstream calls.
     let pacer: UpstreamPacer
+    /// The counters behind `/metrics` that no component keeps itself.
+    let metrics = ServerMetrics()
     let router: Router
     private let cors: CORSLayer
     private let driver: PipelineDriver
@@ -28,6 +30,7 @@ public final class MetService: Responder {
     private let search: SearchHandler
     private let widget: WidgetHandler
     private let health: HealthHandler
+    private let metricsHandler: MetricsHandler
     private let purges: PurgeHandler
     /// `--detail-url`, for `/open`.
     private let detailURL: String
@@ -56,13 +59,13 @@ public final class MetService: Responder {
             upstream: upstream, monitor: monitor, pacer: pacer,
             retryPolicy: RetryPolicy(maxAttempts: configuration.upstreamRetries + 1),
             attemptTimeout: configuration.upstreamTimeout, fetchTimeout: configuration.requestTimeout, time: time,
-            logger: logger)
+            logger: logger, metrics: metrics)
         fetcher = CachedFetcher(
             client: client, cache: cache, disk: disk, time: time, freshness: configuration.freshness,
-            compress: compress)
-        driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger)
+            compress: compress, metrics: metrics)
+        driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger, metrics: metrics)
         router = Router(limits: configuration.limits, adminToken: configuration.adminToken)
-        purges = PurgeHandler(cache: cache, disk: disk)
+        purges = PurgeHandler(cache: cache, disk: disk, metrics: metrics)
         cors = CORSLayer(origin: configuration.corsOrigin)
         presenter = Presenter(time: time, monitor: monitor)
         let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
@@ -77,6 +80,9 @@ public final class MetService: Responder {
             openAPIDocument: CacheEntry(
                 key: "/openapi.yaml", kind: .document, status: 200, body: openAPI, storedAt: startedAt,
                 policy: FreshnessPolicy(), compress: compress))
+        metricsHandler = MetricsHandler(
+            metrics: metrics, time: time, cache: cache, disk: disk, flights: fetcher.flights, pacer: pacer,
+            monitor: monitor, startedAt: startedAt)
         detailURL = configuration.detailURL
     }
 
@@ -93,7 +99,23 @@ public final class MetService: Responder {
     }
 
     public func respond(to request: Request) -> Answer {
-        cors.wrap(answer(router.route(request), to: request))
+        let (routed, label) = router.route(request)
+        switch cors.wrap(answer(routed, to: request)) {
+        case .ready(var response):
+            response.route = label
+            return .ready(response)
+        case .suspended(let suspension):
+            return .suspended(
+                suspension.map { response in
+                    var labelled = response
+                    labelled.route = label
+                    return labelled
+                })
+        }
+    }
+
+    public func finished(_ response: Response, seconds: Double) {
+        metrics.observe(response.route, status: response.status, outcome: response.cacheOutcome, seconds: seconds)
     }
 
     /// Upstream fetches in progress, by key (for tests).
@@ -114,6 +136,8 @@ public final class MetService: Responder {
             .ready(cors.preflight(request, methods: methods))
         case .health:
             .ready(health.health())
+        case .metrics:
+            .ready(metricsHandler.response())
         case .openAPI(let presentation):
             .ready(health.openAPI(presentation, presenter: presenter))
         case .resource(let resource, let presentation):

@@ -5,17 +5,24 @@
 struct PurgeHandler: Sendable {
     let cache: MemoryCache
     let disk: (any PersistentTier)?
+    let metrics: ServerMetrics
 
     /// Removes `keys`, in a task (the persistent tier looks each row up), and answers what was
     /// removed: `{"keys": […], "removedFromMemory": M, "removedFromDisk": D}`.
     func purge(_ keys: [String]) -> Answer {
         .suspended(
-            Suspension { [cache, disk] in
+            Suspension { [cache, disk, metrics] in
                 var inMemory = 0
                 var onDisk = 0
                 for key in keys {
-                    if cache.remove(key) { inMemory += 1 }
-                    if disk?.remove(key) == true { onDisk += 1 }
+                    if cache.remove(key) {
+                        inMemory += 1
+                        metrics.countPurged(.memory)
+                    }
+                    if disk?.remove(key) == true {
+                        onDisk += 1
+                        metrics.countPurged(.disk)
+                    }
                 }
                 var json = JSONWriter()
                 json.beginObject()

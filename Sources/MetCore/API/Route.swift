@@ -24,6 +24,8 @@ enum Route: Equatable {
     case purgeObject(String)
     /// `/cache/search` (DELETE: purge a search's ID lists).
     case purgeSearch
+    /// `/metrics`: Prometheus text.
+    case metrics
 
     /// The route for `path`, or nil when none matches. Trailing slashes do not match.
     init?(path: String) {
@@ -34,6 +36,7 @@ enum Route: Equatable {
         }
         switch path {
         case "/health": self = .health
+        case "/metrics": self = .metrics
         case "/openapi.yaml": self = .openAPI
         case "/departments": self = .departments
         case "/search": self = .search
@@ -63,6 +66,22 @@ enum Route: Equatable {
         switch self {
         case .purgeObject, .purgeSearch: true
         default: false
+        }
+    }
+
+    /// How `/metrics` labels the route.
+    var metricRoute: MetricRoute {
+        switch self {
+        case .health: .health
+        case .openAPI: .openapi
+        case .metrics: .metrics
+        case .departments: .departments
+        case .search: .search
+        case .widgetTimeline: .widget
+        case .open: .open
+        case .object: .object
+        case .mirrorObject, .mirrorObjectList, .mirrorDepartments, .mirrorSearch: .mirror
+        case .purgeObject, .purgeSearch: .purge
         }
     }
 

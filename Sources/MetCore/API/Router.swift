@@ -6,6 +6,8 @@ enum RoutedRequest {
     case preflight(methods: String)
     /// `/health`.
     case health
+    /// `/metrics`.
+    case metrics
     /// `/openapi.yaml`.
     case openAPI(Presentation)
     /// One cache entry for this resource, presented for this route (objects, departments, the mirror).
@@ -34,21 +36,24 @@ struct Router: Sendable {
     private static let openIDParameters: Set<String> = ["format"]
     private static let openLinkParameters: Set<String> = ["url", "format"]
 
-    /// The routed request, or the answer to a request that cannot be served as asked.
-    func route(_ request: Request) -> RoutedRequest {
+    /// The routed request, or the answer to a request that cannot be served as asked, with how
+    /// `/metrics` labels its route (`.none` when no route matched).
+    func route(_ request: Request) -> (RoutedRequest, MetricRoute) {
+        var label = MetricRoute.none
         do {
-            return try validated(request)
+            return (try validated(request, label: &label), label)
         } catch {
-            return .answer(error.response)
+            return (.answer(error.response), label)
         }
     }
 
-    private func validated(_ request: Request) throws(Problem) -> RoutedRequest {
+    private func validated(_ request: Request, label: inout MetricRoute) throws(Problem) -> RoutedRequest {
         try checkLimits(request)
         let target = try RequestTarget(parsing: request.target)
         guard let route = Route(path: target.path) else {
             throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
         }
+        label = route.metricRoute
         switch (request.method, route.isPurge) {
         case ("GET", false), ("HEAD", false): break
         case ("DELETE", true): return try purge(route, target, request)
@@ -64,6 +69,8 @@ struct Router: Sendable {
         switch route {
         case .health:
             return .health
+        case .metrics:
+            return .metrics
         case .openAPI:
             return .openAPI(Presentation(route, for: request))
         case .departments:

@@ -12,6 +12,8 @@ final class CachedFetcher: EntryResolver {
     private let time: any TimeSource
     private let freshness: FreshnessPolicy
     private let compress: (@Sendable ([UInt8]) -> [UInt8])?
+    /// Where each persistent-tier lookup's result is counted (`/metrics`).
+    private let metrics: ServerMetrics
     /// For each key refreshed in the background (stale-while-revalidate), the time before which
     /// no new refresh starts: infinity while one runs, a second after one failed (so that stale
     /// answers during an outage or a block do not start a refresh each), in seconds since 1970.
@@ -27,8 +29,9 @@ final class CachedFetcher: EntryResolver {
     ///   - compress: gzip, to keep a compressed copy of each entry; nil keeps identity bodies only.
     init(
         client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, time: any TimeSource,
-        freshness: FreshnessPolicy, compress: (@Sendable ([UInt8]) -> [UInt8])?
+        freshness: FreshnessPolicy, compress: (@Sendable ([UInt8]) -> [UInt8])?, metrics: ServerMetrics
     ) {
+        self.metrics = metrics
         self.client = client
         self.cache = cache
         self.disk = disk
@@ -94,13 +97,14 @@ final class CachedFetcher: EntryResolver {
     private func fill(_ resource: MetResource, key: String, refreshing: Bool) async -> (
         result: Result<Fill, UpstreamError>, joined: Bool
     ) {
-        await flights.run(key) { [client, cache, disk, time, freshness, compress] in
+        await flights.run(key) { [client, cache, disk, time, freshness, compress, metrics] in
             // A flight for this key may have stored its entry between the driver's lookup on the
             // loop and this flight's start: then there is nothing to ask the upstream.
             if let stored = cache.entry(for: key), stored.isFresh(at: time.now()) {
                 return .success(Fill(entry: stored, source: .memory))
             }
             let kept = disk?.entry(for: key)
+            if disk != nil { metrics.countLookup(.disk, LookupResult(kept, at: time.now())) }
             if let kept, let served = kept.servedOutcome(at: time.now()), served == .hit || !refreshing {
                 cache.store(kept)
                 return .success(Fill(entry: kept, source: .disk))

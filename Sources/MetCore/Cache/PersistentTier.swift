@@ -35,9 +35,13 @@ public struct PersistentTierStatistics: Sendable, Equatable {
     public var hits = 0
     public var misses = 0
     public var corrupt = 0
-    /// Entries written, and writes or reads that failed (disk full, I/O error, lock held too long).
+    /// Entries written.
     public var writes = 0
-    public var errors = 0
+    /// Reads that failed (I/O errors, a damaged page), and batches or stores that could not be
+    /// written (disk full, I/O errors, another process holding the lock too long, a writer far
+    /// behind).
+    public var readErrors = 0
+    public var writeErrors = 0
     /// Entries dropped to stay within `capacity`.
     public var evictions = 0
     /// Keys whose latest store or removal is not yet committed to the disk.

@@ -39,6 +39,8 @@ public struct Response: Sendable {
     public internal(set) var shared: SharedResponse?
     /// For the access log only; the client sees `Cache-Status`.
     public var cacheOutcome: CacheOutcome
+    /// The route it answered, for `/metrics` (set by `MetService` once routed).
+    public var route: MetricRoute = .none
     /// Send the body with chunked transfer-coding instead of `Content-Length`. Only the fake Met
     /// uses it, to behave like the real API.
     public var isChunked: Bool = false

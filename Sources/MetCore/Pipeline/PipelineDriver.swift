@@ -9,12 +9,16 @@ final class PipelineDriver: Sendable {
     private let resolver: any EntryResolver
     private let time: any TimeSource
     private let logger: Logger
+    /// Where each memory lookup's result is counted (`/metrics`).
+    private let metrics: ServerMetrics
     /// Object fetches that pipelines started and no longer wait for; bounded by `maxBackgroundFills`.
     private let backgroundFills = Locked(0)
     /// The most background fetches at once (for needs with a `wait`); beyond it, resources stay `.pending`.
     static let maxBackgroundFills = 1_000
 
-    init(cache: MemoryCache, resolver: any EntryResolver, time: any TimeSource, logger: Logger) {
+    init(cache: MemoryCache, resolver: any EntryResolver, time: any TimeSource, logger: Logger, metrics: ServerMetrics)
+    {
+        self.metrics = metrics
         self.cache = cache
         self.resolver = resolver
         self.time = time
@@ -40,7 +44,7 @@ final class PipelineDriver: Sendable {
                 resolutions = peek(entries, touch: touch, at: now)
             case .need(let need):
                 // What memory holds for every key, each looked up once, goes with the suspension.
-                let found = lookUp(need.resources)
+                let found = lookUp(need.resources, at: now)
                 resolutions = []
                 resolutions.reserveCapacity(found.count)
                 for entry in found {
@@ -57,9 +61,13 @@ final class PipelineDriver: Sendable {
 
     /// The memory entries of `resources`, in order: one lookup for one resource, else one taking
     /// of the cache's lock for all of them (a search page's objects).
-    private func lookUp(_ resources: [MetResource]) -> [CacheEntry?] {
-        if resources.count == 1 { return [cache.entry(for: resources[0].cacheKey)] }
-        return cache.entries(for: resources.map(\.cacheKey))
+    /// Counts what each lookup found at `now`.
+    private func lookUp(_ resources: [MetResource], at now: Double) -> [CacheEntry?] {
+        let found =
+            resources.count == 1
+            ? [cache.entry(for: resources[0].cacheKey)] : cache.entries(for: resources.map(\.cacheKey))
+        for entry in found { metrics.countLookup(.memory, LookupResult(entry, at: now)) }
+        return found
     }
 
     /// The rest of `pipeline` in a task: meets `need` (whose memory entries were `found` at `now`),
@@ -77,7 +85,7 @@ final class PipelineDriver: Sendable {
                 resolutions = peek(entries, touch: touch, at: time.now())
             case .need(let next):
                 let lookedAt = time.now()
-                resolutions = await meet(next, found: lookUp(next.resources), at: lookedAt)
+                resolutions = await meet(next, found: lookUp(next.resources, at: lookedAt), at: lookedAt)
             }
         }
     }
@@ -107,7 +115,12 @@ final class PipelineDriver: Sendable {
                 resolutions.append(.pending)
             }
         }
-        if allHeld { for _ in resolutions { cache.count(.hit) } }
+        if allHeld {
+            for _ in resolutions {
+                cache.count(.hit)
+                metrics.countLookup(.memory, .hit)
+            }
+        }
         return resolutions
     }
 

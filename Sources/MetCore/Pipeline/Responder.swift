@@ -9,9 +9,17 @@ public protocol Responder: Sendable {
     /// Called on a libevent loop thread: must not block, sleep or do upstream I/O, and starts
     /// nothing: a suspended answer that is never run has no effect.
     func respond(to request: Request) -> Answer
+
+    /// Told by the HTTP layer that `response` was written, `seconds` after its request was read
+    /// (or that the HTTP layer itself answered a request it could not read). On the loop thread:
+    /// must be cheap and never block.
+    func finished(_ response: Response, seconds: Double)
 }
 
 extension Responder {
+    /// Responders that keep no figures (the fake Met, test doubles) ignore written responses.
+    public func finished(_ response: Response, seconds: Double) {}
+
     /// The response to `request`, waiting for the upstream when needed (tests, the CLI).
     public func response(to request: Request) async -> Response {
         switch respond(to: request) {

@@ -32,6 +32,8 @@ public struct MetClient: Sendable {
     /// Bounds each attempt without a sleeping task per call.
     private let deadlines: DeadlineTimer
     private let logger: Logger
+    /// Where each attempt's endpoint, outcome and duration are counted (`/metrics`).
+    private let metrics: ServerMetrics
 
     /// - Parameters:
     ///   - monitor: the breaker and call figures, shared by every client of this upstream.
@@ -42,10 +44,13 @@ public struct MetClient: Sendable {
     ///   - fetchTimeout: seconds one fetch may take in all, retries included, unless the caller
     ///     gives a deadline (`--request-timeout`).
     ///   - time: the clock for deadlines, pacing and back-off.
+    ///   - metrics: counts each attempt by endpoint and outcome, with its duration.
     public init(
         upstream: any Upstream, monitor: UpstreamMonitor, pacer: UpstreamPacer, retryPolicy: RetryPolicy,
-        attemptTimeout: Double, fetchTimeout: Double, time: any TimeSource, logger: Logger
+        attemptTimeout: Double, fetchTimeout: Double, time: any TimeSource, logger: Logger,
+        metrics: ServerMetrics = ServerMetrics()
     ) {
+        self.metrics = metrics
         self.upstream = upstream
         self.monitor = monitor
         self.pacer = pacer
@@ -107,12 +112,31 @@ public struct MetClient: Sendable {
     private func attempt(
         _ resource: MetResource, number: Int, until limit: Double
     ) async -> Result<CacheableAnswer, UpstreamError> {
+        let started = time.now()
         let result = await reply(for: resource, until: limit).flatMap { judge($0, for: resource) }
+        let outcome: UpstreamOutcome
         switch result {
-        case .success(let answer): monitor.record(answer.status == 404 ? .notFound : .ok, at: time.now())
-        case .failure(let error): record(error, for: resource, attempt: number)
+        case .success(let answer):
+            outcome = answer.status == 404 ? .notFound : .ok
+            monitor.record(outcome, at: time.now())
+        case .failure(let error):
+            outcome = Self.outcome(of: error)
+            record(error, for: resource, attempt: number)
         }
+        metrics.observeUpstream(resource.kind, outcome, seconds: time.now() - started)
         return result
+    }
+
+    /// How an attempt that failed with `error` is counted.
+    private static func outcome(of error: UpstreamError) -> UpstreamOutcome {
+        switch error {
+        case .unreachable: .unreachable
+        case .timeout: .timeout
+        case .blocked: .blocked
+        case .status(let code): code >= 500 ? .serverError : .clientError
+        case .malformed: .malformed
+        case .cancelled: .cancelled
+        }
     }
 
     /// The upstream's reply, or `.timeout` when the clock reaches `limit` first (the call is then
@@ -162,19 +186,10 @@ public struct MetClient: Sendable {
     }
 
     private func record(_ error: UpstreamError, for resource: MetResource, attempt: Int) {
-        let now = time.now()
         let text = "\(resource.path): \(error.logDescription)"
-        switch error {
-        case .unreachable: monitor.record(.unreachable, at: now, error: text)
-        case .timeout: monitor.record(.timeout, at: now, error: text)
-        case .blocked:
-            monitor.record(.blocked, at: now, error: text)
-            // Calls queued behind this one must not go out now; they fail like it at once.
-            pacer.failWaiting(with: .blocked)
-        case .status(let code): monitor.record(code >= 500 ? .serverError : .clientError, at: now, error: text)
-        case .malformed: monitor.record(.malformed, at: now, error: text)
-        case .cancelled: monitor.record(.cancelled, at: now)
-        }
+        monitor.record(Self.outcome(of: error), at: time.now(), error: error == .cancelled ? nil : text)
+        // Calls queued behind a blocked one must not go out now; they fail like it at once.
+        if error == .blocked { pacer.failWaiting(with: .blocked) }
         if error != .cancelled { logger.warning("upstream \(text) (attempt \(attempt) of \(retryPolicy.maxAttempts))") }
     }
 

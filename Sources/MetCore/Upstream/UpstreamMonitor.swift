@@ -46,6 +46,8 @@ public final class UpstreamMonitor: Sendable {
         var lastFailed = false
         var lastError: String?
         var counts: [UpstreamOutcome: Int] = [:]
+        /// Blocks begun (not extended), since start-up.
+        var trips = 0
     }
 
     private let state: Locked<State>
@@ -112,6 +114,7 @@ public final class UpstreamMonitor: Sendable {
             state.blockedUntil = max(until, time + state.cooldown)
             return
         }
+        state.trips += 1
         if let until = state.blockedUntil, time <= until + state.cooldown {
             state.cooldown = min(state.cooldown * 2, cooldownLimit)
         } else {
@@ -130,6 +133,10 @@ public final class UpstreamMonitor: Sendable {
 
     /// The most recent failure's description, if any.
     public var lastError: String? { state.withLock { $0.lastError } }
+
+    /// Firewall blocks begun since start-up (a call answered during a block extends it and is not
+    /// counted), for `/metrics`.
+    public var trips: Int { state.withLock { $0.trips } }
 
     /// Calls so far, by outcome (every outcome present, zeros included).
     public var counts: [(UpstreamOutcome, Int)] {

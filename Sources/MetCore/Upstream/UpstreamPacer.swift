@@ -54,6 +54,8 @@ public final class UpstreamPacer: Sendable {
         var queue: [Waiter] = []
         var timer: Timer?
         var nextID: UInt64 = 0
+        /// Calls that had to queue, since start-up.
+        var waits = 0
     }
 
     /// Work decided under the lock and done after it: resuming waiters, stopping a stale timer.
@@ -121,6 +123,9 @@ public final class UpstreamPacer: Sendable {
     }
 
     /// The figures now.
+    /// Calls that had to queue for a token or a slot since start-up (for `/metrics`).
+    public var waits: Int { state.withLock { $0.waits } }
+
     public var figures: Figures {
         state.withLock { state in
             Figures(
@@ -140,6 +145,7 @@ public final class UpstreamPacer: Sendable {
                 return nil
             }
             state.nextID += 1
+            state.waits += 1
             return state.nextID
         }
         guard let ticket else { return }
