@@ -7,7 +7,8 @@ import MetCore
 /// after a burst (docs/MET-API.md §1, §6), and either generation of search missing
 /// (docs/MET-API.md §5.1). `met-fixture-server` serves it over HTTP.
 ///
-/// Every request except `GET /__stats` is counted; `/__stats` reports the counts as JSON.
+/// Every request except `GET /__stats` and `POST /__change` is counted; `/__stats` reports the
+/// counts as JSON, and `/__change` marks records changed (`FakeMet+Changes.swift`).
 /// Thread-safe: counters, the block window and the random generator sit in one `Locked`.
 public final class FakeMet: Responder {
     /// Which generations of the Met's search the fake answers (docs/MET-API.md §5.1).
@@ -71,6 +72,8 @@ public final class FakeMet: Responder {
     private let state: Locked<State>
     /// The body of v1 search's 410 when `options.searchAPI` is `.v1_1`.
     private let retiredSearchBody: [UInt8]
+    /// Records marked changed through `changePath`, by ID (see `FakeMet+Changes.swift`).
+    let changes = Locked<[Int: Change]>([:])
 
     /// The path whose requests report the counters instead of being counted.
     public static let statsPath = "/__stats"
@@ -112,7 +115,9 @@ public final class FakeMet: Responder {
     /// answers. Runs on a loop thread: a search over many synthetic records costs milliseconds of
     /// CPU here.
     public func respond(to request: Request) -> Answer {
-        guard options.latency > 0 && !Self.isStats(request) else { return .ready(answer(request)) }
+        guard options.latency > 0 && !Self.isStats(request) && !Self.isChange(request) else {
+            return .ready(answer(request))
+        }
         return .suspended(
             Suspension { [self] in
                 try? await Task.sleep(for: .seconds(options.latency))
@@ -132,6 +137,7 @@ public final class FakeMet: Responder {
     /// The one place that answers: counts, applies block and failure, then routes.
     private func answer(_ request: Request) -> Response {
         if Self.isStats(request) { return statsResponse() }
+        if Self.isChange(request) { return changeResponse(request, at: time.now()) }
         let target = try? RequestTarget(parsing: request.target)
         let path = target?.path ?? String(request.target.prefix { $0 != "?" })
         let now = time.now()
@@ -176,7 +182,9 @@ public final class FakeMet: Responder {
         if let refusal = searchRefusal(path: target.path) {
             return decorate(refusal, request: request, serial: serial)
         }
-        return decorate(archive.answer(path: target.path, query: target.query), request: request, serial: serial)
+        let reply = revised(
+            archive.answer(path: target.path, query: target.query), path: target.path, query: target.query)
+        return decorate(reply, request: request, serial: serial)
     }
 
     /// The answer of a search generation this fake is told not to have: v1.1 absent (404, like

@@ -10,9 +10,10 @@ import MetUpstream
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 let routeCommand = arguments.first.flatMap(RouteCommands.named)
-if arguments.first == "serve" || routeCommand != nil { arguments.removeFirst() }
+let isSync = arguments.first == "sync"
+if arguments.first == "serve" || routeCommand != nil || isSync { arguments.removeFirst() }
 if arguments.contains("--help") || arguments.contains("-h") {
-    print(routeCommand?.usage ?? ServerConfiguration.usage)
+    print(routeCommand?.usage ?? (isSync ? SyncCommand.usage : ServerConfiguration.usage))
     exit(0)
 }
 if arguments.contains("--version") {
@@ -60,6 +61,15 @@ let service = MetService(
     openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
 service.store.load()
 
+if isSync {
+    Task {
+        let status = await SyncCommand.run(service)
+        disk?.close()  // the refreshed entries reach the persistent cache before the process ends
+        exit(status)
+    }
+    dispatchMain()
+}
+
 if routeCommand != nil {
     Task {
         let status = await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1)
@@ -85,6 +95,8 @@ logger.info(
         + "data in \(configuration.dataDirectory)")
 print("listening on \(address.url)")
 fflush(nil)  // stdout is a pipe under tests; the line must go out now
+
+if configuration.syncInterval > 0 { SyncCommand.schedule(service, every: configuration.syncInterval, logger: logger) }
 
 ShutdownSignal.onReceipt { signal in
     logger.info("signal \(signal): draining for up to \(configuration.shutdownTimeout) s")

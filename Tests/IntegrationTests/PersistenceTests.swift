@@ -194,3 +194,68 @@ struct PersistenceTests {
         #expect(await servers.themet.waitForExit() == 0)
     }
 }
+
+/// `themet sync` through the real binaries: the fake Met reports records changed through its
+/// control path, and exactly those among the cached ones are fetched again.
+@Suite("metadataDate sync")
+struct SyncCommandTests {
+    @Test func syncRefetchesExactlyTheThreeChangedOfAHundredCachedObjects() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "300"], themet: PersistenceTests.unpaced)
+        // The fake's records carry their own metadataDate, some within the month the first sync
+        // looks back over: cache 100 that are not among them, so that only the marked ones change.
+        let day = Self.day(of: Date().timeIntervalSince1970 - 30 * 86_400)
+        let recent =
+            try await HTTPClient.request(
+                servers.fake.baseURL + "/public/collection/v1/objects?metadataDate=\(day)"
+            ).json()["objectIDs"] as? [Int] ?? []
+        let cached = Array((1...300).filter { !recent.contains($0) }.prefix(100))
+        #expect(cached.count == 100)
+        let paths = cached.map { "/objects/\($0)" }
+        let before = try await PersistenceTests.fetch(paths, from: servers)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+
+        let marked = [cached[2], cached[29], cached[59]]
+        let uncached = try #require((1...300).first { !cached.contains($0) && !recent.contains($0) })
+        let ids = (marked + [uncached]).map(String.init).joined(separator: ",")
+        #expect(
+            try await HTTPClient.request(servers.fake.baseURL + "/__change?ids=\(ids)", method: "POST").status == 200)
+        let sync = try await ThemetCommand.run(
+            ["sync", "--upstream", servers.fake.baseURL, "--data-dir", servers.dataDirectory]
+                + PersistenceTests.unpaced)
+        #expect(sync.status == 0, "\(sync.errorText)")
+        let summary = String(decoding: sync.output, as: UTF8.self)
+        #expect(
+            summary.contains("\(recent.count + 4) changed at the Met, 3 cached, 3 refreshed, 0 failed"), "\(summary)")
+        let counts = try await servers.upstreamStats().paths
+        for id in cached {
+            #expect(counts["/public/collection/v1/objects/\(id)"] == (marked.contains(id) ? 2 : 1), "object \(id)")
+        }
+        #expect(counts["/public/collection/v1/objects/\(uncached)"] == nil)  // changed, but never cached
+        #expect(counts["/public/collection/v1/objects"] == 2)  // the test's list, and the sync's
+
+        // The restarted server answers everything from the disk: the changed three anew.
+        let calls = try await servers.upstreamStats().total
+        let restarted = try await servers.restartingThemet(PersistenceTests.unpaced)
+        let after = try await PersistenceTests.fetch(paths, from: restarted)
+        #expect(try await restarted.upstreamStats().total == calls)
+        for path in paths {
+            let isChanged = marked.contains { path == "/objects/\($0)" }
+            #expect((after[path]?.body == before[path]?.body) == !isChanged, "\(path)")
+            #expect(after[path]?.header("Cache-Status")?.hasSuffix("detail=disk") == true, "\(path)")
+        }
+        let revised = try #require(after["/objects/\(marked[0])"]).body
+        #expect(String(decoding: revised, as: UTF8.self).contains("(revision 1)"))
+        restarted.themet.signal(SIGTERM)
+        #expect(await restarted.themet.waitForExit() == 0)
+    }
+
+    /// `YYYY-MM-DD` of `seconds` since 1970, in UTC.
+    static func day(of seconds: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+    }
+}

@@ -27,7 +27,8 @@ struct ConfigurationTests {
         #expect(configuration.corsOrigin == "*")
         #expect(configuration.logLevel == .info)
         #expect(configuration.freshness == FreshnessPolicy())
-        #expect(configuration.freshness.object == 86_400)
+        #expect(configuration.freshness.object == 2_592_000)
+        #expect(configuration.syncInterval == 86_400)
         #expect(configuration.freshness.objectList == 3_600)
         #expect(configuration.freshness.departments == 604_800)
         #expect(configuration.freshness.notFound == 3_600)
@@ -140,6 +141,7 @@ struct ConfigurationTests {
         "--cache-size": "1K",
         "--disk-cache-size": "512KiB",
         "--admin-token": "short",
+        "--sync-interval": "soon",
         "--upstream-timeout": "0",
         "--upstream-connect-timeout": "0",
         "--upstream-max-body": "1K",

@@ -105,7 +105,7 @@ struct SearchStoreTests {
 
         // Object 2 now has an image: cypress's first page is new, so it replaces wheat's.
         upstream.answer(.object(id: 2), with: .json(SearchSample.record(2)))
-        harness.time.advance(by: 2 * 86_400)  // past every entry's freshness
+        harness.time.advance(by: 31 * 86_400)  // past every entry's freshness
         _ = await harness.get("/search?q=cypress")
         #expect(try storedIDs(harness) == [1, 2])
         #expect(harness.service.store.counts == (replacements: 3, writes: 3))

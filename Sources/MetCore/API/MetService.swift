@@ -31,6 +31,7 @@ public final class MetService: Responder {
     private let widget: WidgetHandler
     private let health: HealthHandler
     private let metricsHandler: MetricsHandler
+    private let synchronizer: Synchronizer
     private let purges: PurgeHandler
     /// `--detail-url`, for `/open`.
     private let detailURL: String
@@ -80,6 +81,10 @@ public final class MetService: Responder {
             openAPIDocument: CacheEntry(
                 key: "/openapi.yaml", kind: .document, status: 200, body: openAPI, storedAt: startedAt,
                 policy: FreshnessPolicy(), compress: compress))
+        synchronizer = Synchronizer(
+            client: client, cache: cache, disk: disk, fetcher: fetcher,
+            state: SyncState(directory: configuration.dataDirectory, logger: logger),
+            lookBack: configuration.freshness.object, time: time, logger: logger)
         metricsHandler = MetricsHandler(
             metrics: metrics, time: time, cache: cache, disk: disk, flights: fetcher.flights, pacer: pacer,
             monitor: monitor, startedAt: startedAt)
@@ -113,6 +118,16 @@ public final class MetService: Responder {
                 })
         }
     }
+
+    /// One `metadataDate` sync (see `Synchronizer`): the records the Met changed since the last
+    /// successful one are marked expired and refreshed. Waits for the refreshes, paced. Run one at
+    /// a time.
+    public func sync() async -> Result<SyncReport, UpstreamError> {
+        await synchronizer.run()
+    }
+
+    /// When the last successful sync started (seconds since 1970), or nil. Reads `sync.json`.
+    public var lastSync: Double? { synchronizer.lastSync }
 
     public func finished(_ response: Response, seconds: Double) {
         metrics.observe(response.route, status: response.status, outcome: response.cacheOutcome, seconds: seconds)

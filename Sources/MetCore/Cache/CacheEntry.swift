@@ -93,6 +93,15 @@ public final class CacheEntry: Sendable {
         self.revalidateUntil = revalidateUntil
     }
 
+    /// The same entry with its freshness ended at `time` (its stale windows kept as long as they
+    /// were): what `metadataDate` sync stores for a record the Met changed.
+    func expired(at time: Double) -> CacheEntry {
+        CacheEntry(
+            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, gzippedETag: gzippedETag,
+            message: message, details: details, storedAt: storedAt, freshUntil: time,
+            staleUntil: time + (staleUntil - freshUntil), revalidateUntil: time + (revalidateUntil - freshUntil))
+    }
+
     /// Whether the entry can be served without asking the upstream at `time`.
     public func isFresh(at time: Double) -> Bool { time < freshUntil }
 

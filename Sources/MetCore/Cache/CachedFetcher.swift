@@ -89,6 +89,14 @@ final class CachedFetcher: EntryResolver {
         }
     }
 
+    /// Fetches `resource` from the upstream now (joining a fetch of it already running) and stores
+    /// the answer in both tiers, unless a tier holds it fresh; returns whether it ended with an
+    /// entry. For `metadataDate` sync, which has marked the entry expired first.
+    func refresh(_ resource: MetResource) async -> Bool {
+        if case .success = await fill(resource, key: resource.cacheKey, refreshing: true).result { return true }
+        return false
+    }
+
     /// Resolves `resource` once for every concurrent caller (single flight): from memory if a fresh
     /// entry arrived there by the time the flight starts, else from the persistent tier if it holds
     /// one that is fresh (or within stale-while-revalidate, unless `refreshing`), else from the

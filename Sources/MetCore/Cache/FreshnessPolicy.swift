@@ -2,8 +2,9 @@
 /// refreshed (stale-while-revalidate), and how long it may stand in when the upstream fails
 /// (stale-if-error), both counted from the end of freshness (RFC 5861). All values in seconds.
 public struct FreshnessPolicy: Sendable, Equatable {
-    /// Object records: they change slowly (`metadataDate` moves daily at most). Default 24 h.
-    public var object: Double = 86_400
+    /// Object records: they change slowly, and `metadataDate` sync marks the changed ones expired
+    /// within a day (`--sync-interval`). Default 30 days.
+    public var object: Double = 2_592_000
     /// Object ID lists: they grow as records change. Default 1 h.
     public var objectList: Double = 3_600
     /// Upstream search answers (ID lists): the index changes as records do. Default 1 h.

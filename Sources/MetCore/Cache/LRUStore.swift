@@ -37,6 +37,12 @@ struct LRUStore {
         return nodes[slot].entry
     }
 
+    /// The entry for `key` and when it was last used (larger is more recent), without marking it used.
+    func peek(_ key: String) -> (entry: CacheEntry, lastUse: Int)? {
+        guard let slot = index[key] else { return nil }
+        return (nodes[slot].entry, nodes[slot].movedAt)
+    }
+
     /// Stores `entry`, replacing any entry with its key, then evicts least recently used entries
     /// until the store fits. An entry larger than the whole capacity is not stored (and any older
     /// entry under its key is dropped). Returns whether it was stored.

@@ -58,6 +58,12 @@ public final class MemoryCache: Sendable {
         state.withLock { _ = $0.put(entry) }
     }
 
+    /// The entry for `key` and when it was last used (larger is more recent), without marking it
+    /// used (the sync orders its refreshes by it). Any thread.
+    func peek(_ key: String) -> (entry: CacheEntry, lastUse: Int)? {
+        state.withLock { $0.peek(key) }
+    }
+
     /// Removes the entry for `key` (a purge); returns whether there was one. Any thread.
     public func remove(_ key: String) -> Bool {
         state.withLock { $0.remove(key) }

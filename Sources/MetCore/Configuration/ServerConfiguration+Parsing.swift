@@ -238,9 +238,11 @@ extension ServerConfiguration {
             configuration.logLevel = level
             return nil
         },
-        durationOption("--object-ttl", "24h", "How long an object record stays fresh.", range: 0...31_536_000) {
-            $0.freshness.object = $1
-        },
+        durationOption(
+            "--object-ttl", "30d",
+            "How long an object record stays fresh (metadataDate sync marks changed ones expired sooner).",
+            range: 0...31_536_000
+        ) { $0.freshness.object = $1 },
         durationOption("--list-ttl", "1h", "How long an object ID list stays fresh.", range: 0...31_536_000) {
             $0.freshness.objectList = $1
         },
@@ -264,6 +266,12 @@ extension ServerConfiguration {
             "How long past freshness an entry is still served at once while one background request refreshes it.",
             range: 0...31_536_000
         ) { $0.freshness.staleWhileRevalidate = $1 },
+        durationOption(
+            "--sync-interval", "24h",
+            "How often the server asks the Met which records changed (metadataDate) and refreshes the cached ones; "
+                + "0 turns it off.",
+            range: 0...31_536_000
+        ) { $0.syncInterval = $1 },
         durationOption(
             "--block-cooldown", "60s",
             "Pause for all upstream calls after the Met's firewall answers 403; doubled on a repeat block, up to 15m.",

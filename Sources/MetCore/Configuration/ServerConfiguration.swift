@@ -60,6 +60,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var shutdownTimeout = 10.0
     /// The `Access-Control-Allow-Origin` value sent on every response. Default `*`.
     public var corsOrigin = "*"
+    /// Seconds between two `metadataDate` syncs in the server (the first one interval after the
+    /// last successful one, or after start-up when there was none); 0 turns them off. Default 1 day.
+    public var syncInterval: Double = 86_400
     /// The bearer token that allows the purge routes (`DELETE /cache/…`) from clients that are not
     /// on this machine. Default nil: only loopback clients may purge.
     public var adminToken: String?
