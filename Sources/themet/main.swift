@@ -11,9 +11,10 @@ import MetUpstream
 var arguments = Array(CommandLine.arguments.dropFirst())
 let routeCommand = arguments.first.flatMap(RouteCommands.named)
 let isSync = arguments.first == "sync"
-if arguments.first == "serve" || routeCommand != nil || isSync { arguments.removeFirst() }
+let isWarm = arguments.first == "warm"
+if arguments.first == "serve" || routeCommand != nil || isSync || isWarm { arguments.removeFirst() }
 if arguments.contains("--help") || arguments.contains("-h") {
-    print(routeCommand?.usage ?? (isSync ? SyncCommand.usage : ServerConfiguration.usage))
+    print(routeCommand?.usage ?? (isSync ? SyncCommand.usage : isWarm ? WarmCommand.usage : ServerConfiguration.usage))
     exit(0)
 }
 if arguments.contains("--version") {
@@ -28,6 +29,16 @@ func exitForUsage(_ message: String) -> Never {
 }
 
 var commandTarget = ""
+var warmSource: WarmCommand.Source?
+if isWarm {
+    do {
+        let parsed = try WarmCommand.parse(arguments)
+        warmSource = parsed.source
+        arguments = ["--log-level", "warning"] + parsed.server
+    } catch {
+        exitForUsage("\(error)")
+    }
+}
 if let routeCommand {
     do {
         let parsed = try routeCommand.parse(arguments)
@@ -61,6 +72,15 @@ let service = MetService(
     openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
 service.store.load()
 
+if let warmSource {
+    Task {
+        let status = await WarmCommand.run(warmSource, service: service)
+        disk?.close()  // everything fetched reaches the persistent cache, Ctrl-C or not
+        exit(status)
+    }
+    dispatchMain()
+}
+
 if isSync {
     Task {
         let status = await SyncCommand.run(service)
@@ -93,11 +113,7 @@ do {
 logger.info(
     "themet \(MetService.version): \(configuration.loops) loop(s), upstream \(upstream.location), "
         + "data in \(configuration.dataDirectory)")
-print("listening on \(address.url)")
-fflush(nil)  // stdout is a pipe under tests; the line must go out now
-
-if configuration.syncInterval > 0 { SyncCommand.schedule(service, every: configuration.syncInterval, logger: logger) }
-
+// Signals are handled before the address is announced: whoever reads it may signal at once.
 ShutdownSignal.onReceipt { signal in
     logger.info("signal \(signal): draining for up to \(configuration.shutdownTimeout) s")
     server.shutdown(gracePeriod: configuration.shutdownTimeout)
@@ -106,4 +122,8 @@ ShutdownSignal.onReceipt { signal in
     logger.info("stopped")
     exit(0)
 }
+if configuration.syncInterval > 0 { SyncCommand.schedule(service, every: configuration.syncInterval, logger: logger) }
+
+print("listening on \(address.url)")
+fflush(nil)  // stdout is a pipe under tests; the line must go out now
 dispatchMain()

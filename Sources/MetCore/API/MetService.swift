@@ -32,6 +32,7 @@ public final class MetService: Responder {
     private let health: HealthHandler
     private let metricsHandler: MetricsHandler
     private let synchronizer: Synchronizer
+    private let warmer: Warmer
     private let purges: PurgeHandler
     /// `--detail-url`, for `/open`.
     private let detailURL: String
@@ -85,6 +86,7 @@ public final class MetService: Responder {
             client: client, cache: cache, disk: disk, fetcher: fetcher,
             state: SyncState(directory: configuration.dataDirectory, logger: logger),
             lookBack: configuration.freshness.object, time: time, logger: logger)
+        warmer = Warmer(fetcher: fetcher, searchAPI: configuration.searchAPI)
         metricsHandler = MetricsHandler(
             metrics: metrics, time: time, cache: cache, disk: disk, flights: fetcher.flights, pacer: pacer,
             monitor: monitor, startedAt: startedAt)
@@ -124,6 +126,19 @@ public final class MetService: Responder {
     /// a time.
     public func sync() async -> Result<SyncReport, UpstreamError> {
         await synchronizer.run()
+    }
+
+    /// The object IDs `source` names, for `warm(_:stop:report:)`; through the cache and the pacer.
+    public func warmIDs(_ source: WarmSource) async -> Result<[Int], UpstreamError> {
+        await warmer.ids(of: source)
+    }
+
+    /// Fills the cache with `ids`, one at a time through the pacer, skipping what a tier holds
+    /// fresh, until `stop` (asked before each) says so; `report` is told after each.
+    public func warm(
+        _ ids: [Int], stop: @Sendable () -> Bool, report: @Sendable (WarmProgress) -> Void
+    ) async -> WarmProgress {
+        await warmer.warm(ids, stop: stop, report: report)
     }
 
     /// When the last successful sync started (seconds since 1970), or nil. Reads `sync.json`.

@@ -89,12 +89,26 @@ final class CachedFetcher: EntryResolver {
         }
     }
 
-    /// Fetches `resource` from the upstream now (joining a fetch of it already running) and stores
-    /// the answer in both tiers, unless a tier holds it fresh; returns whether it ended with an
-    /// entry. For `metadataDate` sync, which has marked the entry expired first.
-    func refresh(_ resource: MetResource) async -> Bool {
-        if case .success = await fill(resource, key: resource.cacheKey, refreshing: true).result { return true }
-        return false
+    /// What `warm(_:)` did for one resource.
+    enum WarmOutcome: Sendable {
+        /// A tier held it fresh: the upstream was not asked.
+        case fresh
+        /// Fetched and stored in both tiers.
+        case fetched
+        /// The upstream failed; nothing was stored.
+        case failed
+    }
+
+    /// Makes the cache hold `resource` fresh: nothing when memory does, else the persistent tier's
+    /// row when fresh, else a fetch (joining one already running) stored in both tiers. For
+    /// `themet warm`, and for `metadataDate` sync once it has marked the entry expired.
+    func warm(_ resource: MetResource) async -> WarmOutcome {
+        let key = resource.cacheKey
+        if let entry = cache.entry(for: key), entry.isFresh(at: time.now()) { return .fresh }
+        switch await fill(resource, key: key, refreshing: true).result {
+        case .success(let fill): return fill.source == .upstream ? .fetched : .fresh
+        case .failure: return .failed
+        }
     }
 
     /// Resolves `resource` once for every concurrent caller (single flight): from memory if a fresh

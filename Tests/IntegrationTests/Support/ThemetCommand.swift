@@ -15,11 +15,14 @@ enum ThemetCommand {
         var errorText: String { String(decoding: errors, as: UTF8.self) }
     }
 
-    /// Runs `themet` with `arguments` to its end (killed after a minute), reading its output on
-    /// threads of their own so the cooperative pool never blocks.
-    static func run(_ arguments: [String]) async throws -> Outcome {
+    /// Runs `themet` (or `executable`) with `arguments` to its end (killed after a minute), reading
+    /// its output on threads of their own so the cooperative pool never blocks; sends it SIGINT
+    /// after `interruptAfter` when given.
+    static func run(
+        _ arguments: [String], executable: URL = BuiltProducts.themet, interruptAfter: Duration? = nil
+    ) async throws -> Outcome {
         let process = Process()
-        process.executableURL = BuiltProducts.themet
+        process.executableURL = executable
         process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()
@@ -31,6 +34,12 @@ enum ThemetCommand {
             process.terminate()
         }
         defer { watchdog.cancel() }
+        let interrupter = Task {
+            guard let interruptAfter else { return }
+            try await Task.sleep(for: interruptAfter)
+            process.interrupt()
+        }
+        defer { interrupter.cancel() }
         async let printed = onThread { output.fileHandleForReading.readDataToEndOfFile() }
         async let complained = onThread { errors.fileHandleForReading.readDataToEndOfFile() }
         let (out, err) = await (printed, complained)

@@ -1,0 +1,103 @@
+/// What `themet warm` fills the cache for.
+public enum WarmSource: Sendable {
+    /// Every hit of a search (on v1.1, its first 10,000: what any page of it can show).
+    case search(SearchQuery)
+    /// Every object of a department.
+    case department(Int)
+    /// These object IDs.
+    case ids([Int])
+}
+
+/// How far a warm-up got.
+public struct WarmProgress: Sendable, Equatable {
+    /// Objects to warm.
+    public var total = 0
+    /// Asked of the Met and stored (a Met 404 included: it is cached too).
+    public var fetched = 0
+    /// Already fresh in a tier: not asked.
+    public var fresh = 0
+    /// The Met failed for them (they are asked again by the next warm-up or request).
+    public var failed = 0
+
+    /// Objects dealt with so far.
+    public var done: Int { fetched + fresh + failed }
+
+    public init(total: Int = 0) { self.total = total }
+}
+
+/// Fills the cache ahead of requests: the IDs of a source, then each object through the pacer
+/// unless a tier holds it fresh. One object at a time (the pacer sets the pace anyway), so a stop
+/// between two leaves nothing half done; every fetched entry is in memory and queued for the disk.
+struct Warmer: Sendable {
+    let fetcher: CachedFetcher
+    let searchAPI: SearchAPIMode
+
+    /// The object IDs `source` names, in its order, without repeats; through the cache (a list
+    /// fetched here is stored like any other).
+    func ids(of source: WarmSource) async -> Result<[Int], UpstreamError> {
+        switch source {
+        case .ids(let ids):
+            return .success(Self.unique(ids))
+        case .department(let id):
+            return await list(.objectList(departmentIds: [id], metadataDate: nil)).map { Self.unique($0.ids) }
+        case .search(let query):
+            let v1 = MetResource.search(.v1, filters: query.filters, q: query.q)
+            if searchAPI == .v1 { return await list(v1).map { Self.unique($0.ids) } }
+            var whole = query
+            whole.sort = .id  // a whole-list order: the window then names every page
+            let window = SearchWindow(query: whole, api: .v1_1)
+            var ids: [Int] = []
+            for (index, resource) in window.firstResources().enumerated() {
+                switch await list(resource) {
+                case .failure(.status(404)) where searchAPI == .auto && index == 0:
+                    // No v1.1 at this Met: the older generation.
+                    return await list(v1).map { Self.unique($0.ids) }
+                case .failure(let error):
+                    return .failure(error)
+                case .success(let first):
+                    ids += first.ids
+                    for page in window.remainingResources(total: first.total) {
+                        switch await list(page) {
+                        case .success(let more): ids += more.ids
+                        case .failure(let error): return .failure(error)
+                        }
+                    }
+                }
+            }
+            return .success(Self.unique(ids))
+        }
+    }
+
+    /// Warms `ids` in order until `stop` says so (asked before each), telling `report` after each.
+    func warm(_ ids: [Int], stop: () -> Bool, report: (WarmProgress) -> Void) async -> WarmProgress {
+        var progress = WarmProgress(total: ids.count)
+        for id in ids {
+            if stop() { break }
+            switch await fetcher.warm(.object(id: id)) {
+            case .fresh: progress.fresh += 1
+            case .fetched: progress.fetched += 1
+            case .failed: progress.failed += 1
+            }
+            report(progress)
+        }
+        return progress
+    }
+
+    /// The ID list `resource` answers.
+    private func list(_ resource: MetResource) async -> Result<IDList, UpstreamError> {
+        switch await fetcher.resolve(resource, cached: nil) {
+        case .entry(let entry, _):
+            guard case .ids(let list) = entry.details else { return .failure(.malformed("no ID list")) }
+            return .success(list)
+        case .failed(let error):
+            return .failure(error)
+        case .pending, .cancelled:
+            return .failure(.cancelled)
+        }
+    }
+
+    private static func unique(_ ids: [Int]) -> [Int] {
+        var seen = Set<Int>()
+        return ids.filter { seen.insert($0).inserted }
+    }
+}

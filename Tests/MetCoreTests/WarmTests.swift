@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+/// `themet warm`'s core: the IDs of a source, then each object through the pacer unless fresh.
+@Suite("Warming the cache")
+struct WarmTests {
+    private static func harness(_ disk: RecordingTier = RecordingTier(), mode: SearchAPIMode = .v1) -> Harness {
+        let upstream = FakeUpstream()
+        for id in 1...30 { upstream.answer(.object(id: id), with: .json(Sample.object(id))) }
+        return Harness(upstream: upstream, disk: disk) { $0.searchAPI = mode }
+    }
+
+    @Test func idsAreFetchedUnlessATierHoldsThemFreshAndEachIsReported() async throws {
+        let disk = RecordingTier()
+        let harness = Self.harness(disk)
+        _ = await harness.get("/objects/2")  // fresh in memory
+        disk.store(  // fresh on disk only
+            CacheEntry(
+                key: Sample.objectKey(3), kind: .object, status: 200, body: Array(Sample.object(3).utf8),
+                storedAt: harness.time.now(), policy: harness.configuration.freshness))
+        let ids = try await harness.service.warmIDs(.ids([1, 2, 3, 1, 4])).get()
+        #expect(ids == [1, 2, 3, 4])
+        let reports = Locked<[WarmProgress]>([])
+        let progress = await harness.service.warm(
+            ids, stop: { false }, report: { p in reports.withLock { $0.append(p) } })
+        #expect(progress.total == 4)
+        #expect((progress.fetched, progress.fresh, progress.failed) == (2, 2, 0))
+        #expect(reports.withLock { $0.map(\.done) } == [1, 2, 3, 4])
+        #expect(harness.upstream.callCount(for: .object(id: 3)) == 0)
+        for id in 1...4 { #expect(harness.getImmediately("/objects/\(id)")?.cacheOutcome == .hit, "object \(id)") }
+        #expect(disk.keys.isSuperset(of: [1, 4].map(Sample.objectKey)))
+    }
+
+    @Test func aStopEndsItBetweenTwoObjectsAndAFailureIsCounted() async throws {
+        let harness = Self.harness()
+        harness.upstream.answer(.object(id: 2), with: .errorPage(500))
+        let asked = Locked(0)
+        let progress = await harness.service.warm(
+            [1, 2, 3, 4], stop: { asked.withLock { $0 } >= 3 }, report: { _ in asked.withLock { $0 += 1 } })
+        #expect((progress.done, progress.fetched, progress.failed) == (3, 2, 1))
+        #expect(harness.upstream.callCount(for: .object(id: 4)) == 0)
+    }
+
+    @Test func aDepartmentAndASearchNameTheirIDs() async throws {
+        let harness = Self.harness()
+        harness.upstream.answer(
+            .objectList(departmentIds: [11], metadataDate: nil), with: .json(#"{"total":2,"objectIDs":[7,5]}"#))
+        #expect(try await harness.service.warmIDs(.department(11)).get() == [7, 5])
+        harness.upstream.answer(SearchSample.v1(), with: SearchSample.ids([9, 8, 9]))
+        let query = try SearchQuery(RequestTarget(parsing: "/search?q=cypress&limit=1"))
+        let listed = await harness.service.warmIDs(.search(query))
+        #expect(try listed.get() == [9, 8], "\(listed) after \(harness.upstream.calls)")
+    }
+
+    @Test func onV11EveryPageOfTheWindowIsRead() async throws {
+        let harness = Self.harness(mode: .v1_1)
+        let query = try SearchQuery(RequestTarget(parsing: "/search?q=cypress&limit=1"))
+        let ids = Array(1...700)
+        harness.upstream.answer(
+            SearchSample.page(0), with: .json(#"{"total":700,"objectIDs":\#(Array(ids.prefix(500)))}"#))
+        harness.upstream.answer(
+            SearchSample.page(1), with: .json(#"{"total":700,"objectIDs":\#(Array(ids.dropFirst(500)))}"#))
+        #expect(try await harness.service.warmIDs(.search(query)).get() == ids)
+    }
+}
