@@ -4,8 +4,8 @@
 SWIFT       ?= swift
 PORT        ?= 8080
 ARGS        ?=
-APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev ca-certificates
-TEST_APT_PACKAGES = prometheus
+APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev ca-certificates
+TEST_APT_PACKAGES = prometheus redis-server
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
@@ -43,7 +43,8 @@ deps:
 	$(call apt_install,$(APT_PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "the Swift toolchain (swift) is not on PATH"; exit 1; }
 
-## And those the tests use: promtool (from prometheus) checks /metrics.
+## And those the tests use: promtool (from prometheus) checks /metrics; redis-server is the shared
+## tier of the multi-instance tests (Tests/with-redis starts one for the run and stops it after).
 test-deps: deps
 	$(call apt_install,$(TEST_APT_PACKAGES))
 
@@ -58,7 +59,7 @@ demo: build
 
 test: test-deps lint
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	Tests/with-redis $(SWIFT) test --skip-build
 	$(MAKE) test-contract
 
 ## The running server against openapi.yaml, with schemathesis (from PyPI, in a venv under .build).
@@ -78,7 +79,7 @@ test-tsan: test-deps
 	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
 	THEMET_BIN_DIR="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)" \
 	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan" \
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	Tests/with-redis $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 	@if ls .build-tsan/reports/tsan* >/dev/null 2>&1; then \
 	    cat .build-tsan/reports/tsan*; echo "ThreadSanitizer reported data races"; exit 1; fi
 
@@ -112,7 +113,7 @@ bench-smoke: deps
 	$(call bench_run,--smoke)
 
 test-unit: deps
-	$(SWIFT) test --filter 'MetCoreTests|MetDiskTests|ThemetTests|HTTPWireTests|MetHTTPTests'
+	$(SWIFT) test --filter 'MetCoreTests|MetDiskTests|MetRedisTests|ThemetTests|HTTPWireTests|MetHTTPTests'
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

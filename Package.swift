@@ -18,6 +18,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // No pkgConfig: hiredis's .pc file adds a flag SwiftPM refuses; the headers are in the default path.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // The byte rules (tokens, unreserved, hex digits) the core and the HTTP reader share.
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
         // The HTTP/1.1 reader (RFC 9112, strict) with its own error type; knows no core type.
@@ -41,12 +43,18 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The persistent tier: cache entries in SQLite (WAL), one batching writer thread.
         .target(name: "MetDisk", dependencies: ["MetCore", "CSQLite"], swiftSettings: swiftSettings),
+        // The shared tier: Redis through hiredis's async API, on a libevent loop of its own.
+        .target(
+            name: "MetRedis", dependencies: ["MetCore", "CHiredis", "CLibevent"], swiftSettings: swiftSettings),
         // The real Met over libcurl's multi interface, on its own libevent loop.
         .target(
             name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
         // The server and the one-shot CLI commands: where the targets meet.
         .executableTarget(
-            name: "themet", dependencies: ["MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetUpstream"],
+            name: "themet",
+            dependencies: [
+                "MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetRedis", "MetUpstream",
+            ],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",
@@ -60,6 +68,7 @@ let package = Package(
             name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures", "HTTPGrammar"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MetDiskTests", dependencies: ["MetDisk", "MetCore", "CSQLite"], swiftSettings: swiftSettings),
+        .testTarget(name: "MetRedisTests", dependencies: ["MetRedis", "MetCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ThemetTests", dependencies: ["MetCore", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

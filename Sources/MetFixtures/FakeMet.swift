@@ -144,6 +144,7 @@ public final class FakeMet: Responder {
         let (verdict, serial) = state.withLock { state in
             state.total += 1
             state.paths[path, default: 0] += 1
+            if state.arrivals.count < State.arrivalBound { state.arrivals.append(now) }
             return (decide(&state, now: now), state.total)
         }
 
@@ -267,7 +268,9 @@ public final class FakeMet: Responder {
 
     /// `{"total":N,"blocked":B,"failed":F,"paths":{…}}`, paths sorted. Not counted, never blocked.
     private func statsResponse() -> Response {
-        let (total, blocked, failed, paths) = state.withLock { ($0.total, $0.blocked, $0.failed, $0.paths) }
+        let (total, blocked, failed, paths, arrivals) = state.withLock {
+            ($0.total, $0.blocked, $0.failed, $0.paths, $0.arrivals)
+        }
         var json = JSONWriter()
         json.beginObject()
         json.member("total", int: total)
@@ -277,6 +280,10 @@ public final class FakeMet: Responder {
         json.beginObject()
         for (path, count) in paths.sorted(by: { $0.key < $1.key }) { json.member(path, int: count) }
         json.endObject()
+        json.key("arrivals")
+        json.beginArray()
+        for arrival in arrivals { json.double(arrival) }
+        json.endArray()
         json.endObject()
         var headers = HTTPFields()
         headers.append("Content-Type", FixtureArchive.contentType)
@@ -339,6 +346,10 @@ public final class FakeMet: Responder {
         var failed = 0
         /// Counted requests per decoded path (no query).
         var paths: [String: Int] = [:]
+        /// When each counted request arrived (seconds since 1970), the first `arrivalBound` of them:
+        /// what a test of pacing checks against its budget.
+        var arrivals: [Double] = []
+        static let arrivalBound = 10_000
         /// Requests let through since the window opened.
         var windowCount = 0
         /// When the current block ends (seconds since 1970), or nil when not blocked.

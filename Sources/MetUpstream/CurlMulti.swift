@@ -20,7 +20,7 @@ final class CurlMulti: @unchecked Sendable {
     private let settings: CurlTransfer.Settings
     /// Transfers in flight, by ID. Curl thread only.
     private var transfers: [UInt64: CurlTransfer] = [:]
-    private let jobs = Locked<[@Sendable () -> Void]>([])
+    private let jobs = JobQueue()
 
     /// Creates the multi handle and its loop and starts the loop's thread, which runs for the
     /// life of the process.
@@ -46,7 +46,7 @@ final class CurlMulti: @unchecked Sendable {
             context)
         wakeEvent = event_new(
             base, -1, 0,
-            { _, _, context in Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().drainJobs() },
+            { _, _, context in Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().jobs.drain() },
             context)
         guard timerEvent != nil, wakeEvent != nil,
             ccurl_multi_set_socket_function(multi, Self.watchSocket, context) == CURLM_OK,
@@ -103,18 +103,7 @@ final class CurlMulti: @unchecked Sendable {
 
     /// Runs `job` on the curl thread; only the first job after a drain pays for the wake-up.
     private func execute(_ job: @escaping @Sendable () -> Void) {
-        jobs.withLock { queue in
-            queue.append(job)
-            if queue.count == 1 { event_active(wakeEvent, 0, 0) }
-        }
-    }
-
-    private func drainJobs() {
-        let batch = jobs.withLock { queue in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
-        }
-        for job in batch { job() }
+        jobs.post(job) { event_active(wakeEvent, 0, 0) }
     }
 
     /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what curl asks, or stop watching it. The

@@ -3,6 +3,7 @@ import MetCore
 import MetDisk
 import MetGzip
 import MetHTTP
+import MetRedis
 import MetUpstream
 
 // themet: parse the configuration, build the core and the HTTP layer, serve, drain on a signal.
@@ -67,8 +68,21 @@ let disk =
     configuration.diskCacheSize > 0
     ? DiskCache.open(directory: configuration.dataDirectory, capacity: configuration.diskCacheSize, logger: logger)
     : nil
+let shared: RedisTier?
+if let address = configuration.redis {
+    do {
+        shared = try RedisTier(
+            address: address, prefix: configuration.redisPrefix, timeout: configuration.redisTimeout,
+            downNotice: "serving from this instance's tiers, pacing it at \(configuration.fallbackRate) request(s)/s",
+            time: SystemTime(), logger: logger)
+    } catch {
+        exitForUsage("--redis: \(error)")
+    }
+} else {
+    shared = nil
+}
 let service = MetService(
-    configuration: configuration, upstream: upstream, disk: disk, time: SystemTime(), logger: logger,
+    configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: SystemTime(), logger: logger,
     openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
 service.store.load()
 

@@ -141,6 +141,10 @@ struct ConfigurationTests {
         "--cache-size": "1K",
         "--disk-cache-size": "512KiB",
         "--admin-token": "short",
+        "--redis": "http://127.0.0.1:6379",
+        "--redis-prefix": "two words",
+        "--redis-timeout": "20s",
+        "--redis-fallback-rate": "0",
         "--sync-interval": "soon",
         "--upstream-timeout": "0",
         "--upstream-connect-timeout": "0",
@@ -382,7 +386,8 @@ struct HelpDefaultTests {
     /// Options whose default depends on the machine or is no value at all, so `--help` describes it
     /// in words; each is checked against the real default below. Every other default is a value.
     static let describedDefaults: Set<String> = [
-        "--data-dir", "--loops", "--max-connections", "--public-url", "--admin-token",
+        "--data-dir", "--loops", "--max-connections", "--public-url", "--admin-token", "--redis",
+        "--redis-fallback-rate",
     ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
@@ -423,6 +428,13 @@ struct HelpDefaultTests {
 
         #expect(text("--admin-token") == "none (loopback clients only)")
         #expect(defaults.adminToken == nil)
+
+        #expect(text("--redis") == "none")
+        #expect(defaults.redis == nil)
+
+        #expect(text("--redis-fallback-rate") == "a quarter of --upstream-rate")
+        #expect(defaults.redisFallbackRate == nil)
+        #expect(defaults.fallbackRate == defaults.upstreamRate / 4)
     }
 
     @Test(arguments: ServerConfiguration.options.map(\.flag).filter { !describedDefaults.contains($0) })

@@ -17,8 +17,12 @@ struct HealthTests {
         let harness = Harness { $0.cacheSize = 1_048_576 }
         harness.time.advance(by: 12.9)
         let document = try health(harness)
-        #expect(Set(document.keys) == ["status", "version", "uptimeSeconds", "upstream", "cache", "disk", "store"])
+        #expect(
+            Set(document.keys) == [
+                "status", "version", "uptimeSeconds", "upstream", "cache", "disk", "redis", "store",
+            ])
         #expect(document["disk"] is NSNull)  // the harness has no persistent tier
+        #expect(document["redis"] is NSNull)  // nor a shared one
         #expect(document["status"] as? String == "ok")
         #expect(document["version"] as? String == MetService.version)
         #expect(document["uptimeSeconds"] as? Int == 12)
@@ -39,7 +43,8 @@ struct HealthTests {
         let cache = try #require(document["cache"] as? [String: Int])
         #expect(
             cache == [
-                "entries": 0, "bytes": 0, "capacityBytes": 1_048_576, "hits": 0, "diskHits": 0, "misses": 0,
+                "entries": 0, "bytes": 0, "capacityBytes": 1_048_576, "hits": 0, "diskHits": 0, "redisHits": 0,
+                "misses": 0,
                 "collapsed": 0,
                 "revalidating": 0, "staleServed": 0, "evictions": 0, "inFlight": 0,
             ])

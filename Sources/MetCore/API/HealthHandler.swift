@@ -7,6 +7,7 @@ struct HealthHandler: Sendable {
     let pacer: UpstreamPacer
     let cache: MemoryCache
     let disk: (any PersistentTier)?
+    let shared: (any SharedTier)?
     let flights: SingleFlight<Fill>
     let store: SharedStore
     /// Where misses go (`Upstream.location`).
@@ -17,16 +18,17 @@ struct HealthHandler: Sendable {
     let openAPIDocument: CacheEntry
 
     /// `GET /health`: liveness, the upstream's state (breaker, cool-down, calls by outcome, the
-    /// pacer's figures), the memory tier's figures, the persistent tier's (null when it is off) and
-    /// the shared store's. Always 200 while the server runs; `status` is
-    /// `degraded` when the upstream is blocked or failing.
+    /// pacer's figures), the memory tier's figures, the persistent tier's (null when it is off), the
+    /// shared tier's (null without `--redis`) and the shared store's. Always 200 while the server
+    /// runs; `status` is `degraded` when the upstream is blocked or failing, or Redis is down.
     func health() -> Response {
         let now = time.now()
         let state = monitor.state(at: now)
         let figures = cache.statistics
+        let sharedStatus = shared?.status
         var json = JSONWriter()
         json.beginObject()
-        json.member("status", string: state == .ok ? "ok" : "degraded")
+        json.member("status", string: state == .ok && sharedStatus?.connected != false ? "ok" : "degraded")
         json.member("version", string: MetService.version)
         json.member("uptimeSeconds", int: Int(now - startedAt))
         json.key("upstream")
@@ -61,6 +63,7 @@ struct HealthHandler: Sendable {
         json.member("capacityBytes", int: figures.capacity)
         json.member("hits", int: figures.hits)
         json.member("diskHits", int: figures.diskHits)
+        json.member("redisHits", int: figures.sharedHits)
         json.member("misses", int: figures.misses)
         json.member("collapsed", int: figures.collapsed)
         json.member("revalidating", int: figures.revalidating)
@@ -70,6 +73,8 @@ struct HealthHandler: Sendable {
         json.endObject()
         json.key("disk")
         if let disk { Self.write(disk.statistics, to: &json) } else { json.null() }
+        json.key("redis")
+        if let sharedStatus { Self.write(sharedStatus, to: &json) } else { json.null() }
         let storeCounts = store.counts
         json.key("store")
         json.beginObject()
@@ -107,6 +112,20 @@ struct HealthHandler: Sendable {
         json.member("errors", int: figures.readErrors + figures.writeErrors)
         json.member("evictions", int: figures.evictions)
         json.member("queued", int: figures.queued)
+        json.endObject()
+    }
+
+    /// The shared tier's state, as the `redis` object.
+    private static func write(_ status: SharedTierStatus, to json: inout JSONWriter) {
+        json.beginObject()
+        json.member("location", string: status.location)
+        json.member("state", string: status.connected ? "connected" : "down")
+        json.key("roundTripMs")
+        if let roundTrip = status.roundTrip { json.double((roundTrip * 1e6).rounded() / 1e3) } else { json.null() }
+        json.member("unavailable", int: status.unavailable)
+        json.member("disconnects", int: status.disconnects)
+        json.key("lastError")
+        if let lastError = status.lastError { json.string(lastError) } else { json.null() }
         json.endObject()
     }
 

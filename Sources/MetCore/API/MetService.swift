@@ -16,6 +16,8 @@ public final class MetService: Responder {
     let cache: MemoryCache
     /// The persistent tier, when there is one.
     public let disk: (any PersistentTier)?
+    /// The tier shared with other instances (Redis), when there is one.
+    let shared: (any SharedTier)?
     /// The breaker and the upstream's call figures.
     let monitor: UpstreamMonitor
     /// The one pacer of upstream calls.
@@ -41,15 +43,19 @@ public final class MetService: Responder {
     ///   - configuration: read here only: each component gets its own settings from it.
     ///   - upstream: where misses are fetched.
     ///   - disk: the persistent tier under memory (see `PersistentTier`); nil for none.
+    ///   - shared: the tier shared with other instances under that (see `SharedTier`), whose
+    ///     budget and breaker the pacer and the monitor then share; nil for none.
     ///   - time: the clock for freshness, `Age`, pacing and deadlines.
     ///   - openAPI: the bytes served at `/openapi.yaml`.
     ///   - compress: gzip, to keep a compressed copy of each entry for clients that accept it;
     ///     nil serves identity bodies only.
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, disk: (any PersistentTier)? = nil,
-        time: any TimeSource, logger: Logger, openAPI: [UInt8], compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        shared: (any SharedTier)? = nil, time: any TimeSource, logger: Logger, openAPI: [UInt8],
+        compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
         self.disk = disk
+        self.shared = shared
         let startedAt = time.now()
         store = SharedStore(
             directory: configuration.dataDirectory, capacity: configuration.widgetObjects, logger: logger)
@@ -61,13 +67,21 @@ public final class MetService: Responder {
             upstream: upstream, monitor: monitor, pacer: pacer,
             retryPolicy: RetryPolicy(maxAttempts: configuration.upstreamRetries + 1),
             attemptTimeout: configuration.upstreamTimeout, fetchTimeout: configuration.requestTimeout, time: time,
-            logger: logger, metrics: metrics)
+            logger: logger, metrics: metrics,
+            group: shared.map { tier in
+                (
+                    tier,
+                    UpstreamPacer(
+                        ratePerSecond: configuration.fallbackRate, burst: 1,
+                        concurrency: configuration.upstreamConcurrency, time: time)
+                )
+            })
         fetcher = CachedFetcher(
-            client: client, cache: cache, disk: disk, time: time, freshness: configuration.freshness,
+            client: client, cache: cache, disk: disk, shared: shared, time: time, freshness: configuration.freshness,
             compress: compress, metrics: metrics)
         driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger, metrics: metrics)
         router = Router(limits: configuration.limits, adminToken: configuration.adminToken)
-        purges = PurgeHandler(cache: cache, disk: disk, metrics: metrics)
+        purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
         cors = CORSLayer(origin: configuration.corsOrigin)
         presenter = Presenter(time: time, monitor: monitor)
         let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
@@ -76,7 +90,8 @@ public final class MetService: Responder {
             logger: logger)
         widget = WidgetHandler(search: search, publicURL: configuration.publicURL, renders: renders, time: time)
         health = HealthHandler(
-            time: time, monitor: monitor, pacer: pacer, cache: cache, disk: disk, flights: fetcher.flights,
+            time: time, monitor: monitor, pacer: pacer, cache: cache, disk: disk, shared: shared,
+            flights: fetcher.flights,
             store: store,
             upstreamLocation: upstream.location, startedAt: startedAt,
             openAPIDocument: CacheEntry(
@@ -88,9 +103,19 @@ public final class MetService: Responder {
             lookBack: configuration.freshness.object, time: time, logger: logger)
         warmer = Warmer(fetcher: fetcher, searchAPI: configuration.searchAPI)
         metricsHandler = MetricsHandler(
-            metrics: metrics, time: time, cache: cache, disk: disk, flights: fetcher.flights, pacer: pacer,
+            metrics: metrics, time: time, cache: cache, disk: disk, shared: shared, flights: fetcher.flights,
+            pacer: pacer,
             monitor: monitor, startedAt: startedAt)
         detailURL = configuration.detailURL
+        shared?.onEvent { [monitor, pacer, purges] event in
+            switch event {
+            case .purged(let key):
+                purges.dropLocally(key)
+            case .blocked(let until):
+                monitor.adoptBlock(until: until, at: time.now())
+                pacer.failWaiting(with: .blocked)
+            }
+        }
     }
 
     /// The pacer `configuration` asks for (`--upstream-rate`, `--upstream-burst`,

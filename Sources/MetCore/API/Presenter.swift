@@ -114,6 +114,7 @@ final class Presenter: Sendable {
         switch outcome {
         case .hit: "TheMet; hit; ttl=\(ttl)"
         case .diskHit: "TheMet; hit; ttl=\(ttl); detail=disk"
+        case .sharedHit: "TheMet; hit; ttl=\(ttl); detail=redis"
         case .miss: "TheMet; fwd=uri-miss; stored"
         case .collapsed: "TheMet; fwd=uri-miss; collapsed"
         case .revalidating: "TheMet; fwd=stale; ttl=\(ttl); detail=revalidating"
@@ -129,10 +130,11 @@ final class Presenter: Sendable {
             case .none: 0
             case .hit: 1
             case .diskHit: 2
-            case .collapsed: 3
-            case .miss: 4
-            case .revalidating: 5
-            case .stale: 6
+            case .sharedHit: 3
+            case .collapsed: 4
+            case .miss: 5
+            case .revalidating: 6
+            case .stale: 7
             }
         }
         return rank(second) > rank(first) ? second : first

@@ -1,6 +1,6 @@
 /// The tiers below memory: for all concurrent requests of a key at once (single flight), reads the
-/// persistent tier, else asks the upstream and stores the answer in memory and the persistent
-/// tier; stands in an expired entry when the upstream fails (stale-if-error), and refreshes
+/// persistent tier, then the shared tier, else asks the upstream (one instance of the group at a
+/// time, when there is a shared tier) and stores the answer in every tier; stands in an expired entry when the upstream fails (stale-if-error), and refreshes
 /// entries served while revalidating, one refresh per key. Counts each outcome. One instance
 /// serves every loop.
 final class CachedFetcher: EntryResolver {
@@ -9,6 +9,7 @@ final class CachedFetcher: EntryResolver {
     private let client: MetClient
     private let cache: MemoryCache
     private let disk: (any PersistentTier)?
+    private let shared: (any SharedTier)?
     private let time: any TimeSource
     private let freshness: FreshnessPolicy
     private let compress: (@Sendable ([UInt8]) -> [UInt8])?
@@ -22,19 +23,26 @@ final class CachedFetcher: EntryResolver {
     static let refreshRetryInterval: Double = 1
     /// Past this many keys, the table forgets the failures whose wait is over.
     private static let refreshTableBound = 4_096
+    /// Seconds between two looks at the shared tier while another instance holds a key's fill
+    /// lock: the bound on a wait whose notice was lost.
+    static let sharedPollInterval = 0.25
 
     /// - Parameters:
     ///   - disk: the persistent tier, read on a memory miss before the upstream; nil for none.
+    ///   - shared: the tier shared with other instances, read after the persistent tier; nil for
+    ///     none.
     ///   - freshness: the lifetimes of the entries it stores.
     ///   - compress: gzip, to keep a compressed copy of each entry; nil keeps identity bodies only.
     init(
-        client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, time: any TimeSource,
-        freshness: FreshnessPolicy, compress: (@Sendable ([UInt8]) -> [UInt8])?, metrics: ServerMetrics
+        client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, shared: (any SharedTier)? = nil,
+        time: any TimeSource, freshness: FreshnessPolicy, compress: (@Sendable ([UInt8]) -> [UInt8])?,
+        metrics: ServerMetrics
     ) {
         self.metrics = metrics
         self.client = client
         self.cache = cache
         self.disk = disk
+        self.shared = shared
         self.time = time
         self.freshness = freshness
         self.compress = compress
@@ -51,8 +59,9 @@ final class CachedFetcher: EntryResolver {
             switch fill.source {
             // Joining a fetch, or finding the entry another one stored, is a collapsed request.
             case .upstream: outcome = joined ? .collapsed : .miss
-            case .memory: outcome = .collapsed
+            case .memory, .sharedFill: outcome = .collapsed
             case .disk: outcome = fill.entry.isFresh(at: time.now()) ? .diskHit : .revalidating
+            case .shared: outcome = fill.entry.isFresh(at: time.now()) ? .sharedHit : .revalidating
             }
             cache.count(outcome)
             if outcome == .revalidating { revalidate(resource, stale: fill.entry) }
@@ -114,12 +123,13 @@ final class CachedFetcher: EntryResolver {
     /// Resolves `resource` once for every concurrent caller (single flight): from memory if a fresh
     /// entry arrived there by the time the flight starts, else from the persistent tier if it holds
     /// one that is fresh (or within stale-while-revalidate, unless `refreshing`), else from the
-    /// upstream, storing the answer in both tiers. When the upstream fails, an expired entry the
-    /// persistent tier held goes to memory, where stale-if-error finds it.
+    /// shared tier likewise, else from the upstream (see `fillFromGroup`), storing the answer in
+    /// every tier. When the upstream fails, the freshest expired entry a tier held goes to memory,
+    /// where stale-if-error finds it.
     private func fill(_ resource: MetResource, key: String, refreshing: Bool) async -> (
         result: Result<Fill, UpstreamError>, joined: Bool
     ) {
-        await flights.run(key) { [client, cache, disk, time, freshness, compress, metrics] in
+        await flights.run(key) { [self] in
             // A flight for this key may have stored its entry between the driver's lookup on the
             // loop and this flight's start: then there is nothing to ask the upstream.
             if let stored = cache.entry(for: key), stored.isFresh(at: time.now()) {
@@ -131,17 +141,96 @@ final class CachedFetcher: EntryResolver {
                 cache.store(kept)
                 return .success(Fill(entry: kept, source: .disk))
             }
-            let result = await client.fetch(resource).map { answer in
-                let entry = CacheEntry(
-                    key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
-                    policy: freshness, message: answer.message, details: answer.details, compress: compress)
-                cache.store(entry)
-                disk?.store(entry)
-                return Fill(entry: entry, source: .upstream)
-            }
-            if case .failure = result, let kept, cache.entry(for: key) == nil { cache.store(kept) }
-            return result
+            guard let shared else { return await fetch(resource, key: key, standIn: kept) }
+            return await fillFromGroup(resource, key: key, refreshing: refreshing, shared: shared, kept: kept)
         }
+    }
+
+    /// The shared tier's part of a fill: its entry when it holds a usable one; else the instance
+    /// that takes the key's lock fetches and the others wait for its notice (or poll every
+    /// `sharedPollInterval`) and read the entry it stored, sharing its failure if it failed. A lock
+    /// whose holder died expires, and the next to try takes it. Whenever the tier is unavailable,
+    /// this instance fetches by itself. The wait ends with `.timeout` at the fetch's own deadline.
+    private func fillFromGroup(
+        _ resource: MetResource, key: String, refreshing: Bool, shared: any SharedTier, kept: CacheEntry?
+    ) async -> Result<Fill, UpstreamError> {
+        var standIn = kept
+        switch await shared.entry(for: key) {
+        case .found(let entry):
+            let now = time.now()
+            metrics.countLookup(.redis, LookupResult(entry, at: now))
+            if let served = entry.servedOutcome(at: now), served == .hit || !refreshing {
+                keepLocally(entry)
+                return .success(Fill(entry: entry, source: .shared))
+            }
+            if entry.storedAt > (standIn?.storedAt ?? -.infinity) { standIn = entry }
+        case .missing:
+            metrics.countLookup(.redis, .miss)
+        case .unavailable:
+            return await fetch(resource, key: key, standIn: standIn)
+        }
+        let deadline = time.now() + client.fetchTimeout
+        // A holder's fetch ends within the fetch timeout; the margin covers storing its answer.
+        let lockSeconds = client.fetchTimeout + 1
+        while true {
+            switch await shared.lock(key, for: lockSeconds) {
+            case .unavailable:
+                return await fetch(resource, key: key, standIn: standIn)
+            case .acquired(let token):
+                let result = await fetch(resource, key: key, standIn: standIn)
+                switch result {
+                case .success: shared.release(key, token: token, outcome: .stored)
+                case .failure(.cancelled): shared.release(key, token: token, outcome: .abandoned)
+                case .failure(let error): shared.release(key, token: token, outcome: .failed(error))
+                }
+                return result
+            case .held:
+                let now = time.now()
+                guard now < deadline else { return failed(.timeout, standIn: standIn) }
+                let wake = min(now + Self.sharedPollInterval, deadline)
+                switch await shared.awaitFill(key, freshAt: now, until: wake) {
+                case .found(let entry):
+                    keepLocally(entry)
+                    return .success(Fill(entry: entry, source: .sharedFill))
+                case .failed(let error):
+                    return failed(error, standIn: standIn)
+                case .nothing:
+                    continue
+                case .unavailable:
+                    return await fetch(resource, key: key, standIn: standIn)
+                }
+            }
+        }
+    }
+
+    /// Asks the upstream and stores the answer in every tier; on a failure, `standIn` (an expired
+    /// entry a tier held) goes to memory for stale-if-error.
+    private func fetch(_ resource: MetResource, key: String, standIn: CacheEntry?) async -> Result<Fill, UpstreamError>
+    {
+        let result = await client.fetch(resource).map { answer in
+            let entry = CacheEntry(
+                key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
+                policy: freshness, message: answer.message, details: answer.details, compress: compress)
+            cache.store(entry)
+            disk?.store(entry)
+            shared?.store(entry)
+            return Fill(entry: entry, source: .upstream)
+        }
+        if case .failure(let error) = result { return failed(error, standIn: standIn) }
+        return result
+    }
+
+    /// A failed fill: `standIn` goes to memory (unless a newer entry arrived there) for
+    /// stale-if-error.
+    private func failed(_ error: UpstreamError, standIn: CacheEntry?) -> Result<Fill, UpstreamError> {
+        if let standIn, cache.entry(for: standIn.key) == nil { cache.store(standIn) }
+        return .failure(error)
+    }
+
+    /// An entry from the shared tier goes to memory and the persistent tier.
+    private func keepLocally(_ entry: CacheEntry) {
+        cache.store(entry)
+        disk?.store(entry)
     }
 
     /// Background refreshes running now (for tests).
@@ -155,7 +244,11 @@ struct Fill: Sendable {
         case memory
         /// The persistent tier (now in memory too).
         case disk
-        /// The upstream (now in both tiers).
+        /// The shared tier, found there at once (now in the local tiers too).
+        case shared
+        /// The shared tier, stored there by the instance that fetched it while this one waited.
+        case sharedFill
+        /// The upstream (now in every tier).
         case upstream
     }
 

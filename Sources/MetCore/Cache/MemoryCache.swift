@@ -12,6 +12,8 @@ public struct CacheStatistics: Sendable, Equatable {
     public var hits = 0
     /// Requests answered from a fresh entry of the persistent tier (then stored in memory).
     public var diskHits = 0
+    /// Requests answered from a fresh entry of the shared tier (then stored in the local tiers).
+    public var sharedHits = 0
     /// Requests that had to ask the upstream (one per single-flight leader).
     public var misses = 0
     /// Requests that waited on another request's upstream call instead of making their own
@@ -32,6 +34,7 @@ public final class MemoryCache: Sendable {
     private let state: Locked<LRUStore>
     private let hits = Atomic<Int>(0)
     private let diskHits = Atomic<Int>(0)
+    private let sharedHits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
     private let collapsed = Atomic<Int>(0)
     private let revalidating = Atomic<Int>(0)
@@ -74,6 +77,7 @@ public final class MemoryCache: Sendable {
         switch outcome {
         case .hit: hits.add(1, ordering: .relaxed)
         case .diskHit: diskHits.add(1, ordering: .relaxed)
+        case .sharedHit: sharedHits.add(1, ordering: .relaxed)
         case .miss: misses.add(1, ordering: .relaxed)
         case .collapsed: collapsed.add(1, ordering: .relaxed)
         case .revalidating: revalidating.add(1, ordering: .relaxed)
@@ -86,6 +90,7 @@ public final class MemoryCache: Sendable {
     public var statistics: CacheStatistics {
         var figures = CacheStatistics(
             hits: hits.load(ordering: .relaxed), diskHits: diskHits.load(ordering: .relaxed),
+            sharedHits: sharedHits.load(ordering: .relaxed),
             misses: misses.load(ordering: .relaxed),
             collapsed: collapsed.load(ordering: .relaxed), revalidating: revalidating.load(ordering: .relaxed),
             staleServed: staleServed.load(ordering: .relaxed))

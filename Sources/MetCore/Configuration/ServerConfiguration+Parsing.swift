@@ -127,17 +127,11 @@ extension ServerConfiguration {
             "--request-timeout", "30s",
             "Longest one upstream fetch may take, pacing waits and retries included (then 504).", range: 0.1...3_600
         ) { $0.requestTimeout = $1 },
-        ConfigurationOption(
-            flag: "--upstream-rate", placeholder: "PER_SECOND", defaultText: "1",
-            help: "Upstream requests started per second, on average; the Met's firewall blocks faster clients "
+        rateOption(
+            "--upstream-rate", "1",
+            "Upstream requests started per second, on average; the Met's firewall blocks faster clients "
                 + "(one a second runs for hundreds of requests, two a second were blocked)."
-        ) { configuration, value in
-            guard let rate = Double(value), rate.isFinite, (0.01...10_000).contains(rate) else {
-                return "expected requests per second from 0.01 to 10000, got '\(value)'"
-            }
-            configuration.upstreamRate = rate
-            return nil
-        },
+        ) { $0.upstreamRate = $1 },
         integerOption(
             "--upstream-burst", "3", "Upstream requests that may start at once after a quiet spell.", range: 1...1_000
         ) { $0.upstreamBurst = $1 },
@@ -229,6 +223,37 @@ extension ServerConfiguration {
             return nil
         },
         ConfigurationOption(
+            flag: "--redis", placeholder: "URL", defaultText: "none",
+            help: "Redis shared by several instances (one cache, one upstream budget, one breaker): "
+                + "redis://[user:password@]host[:port][/db] or unix:///path[?db=N]."
+        ) { configuration, value in
+            guard let address = RedisAddress(value) else {
+                return "expected redis://[user:password@]host[:port][/db] or unix:///path, got '\(value)'"
+            }
+            configuration.redis = address
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--redis-prefix", placeholder: "PREFIX", defaultText: "themet:",
+            help: "What every Redis key and channel of this group starts with; groups sharing a Redis differ in it."
+        ) { configuration, value in
+            guard (1...64).contains(value.utf8.count), value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                return "expected 1 to 64 visible ASCII characters, got '\(value)'"
+            }
+            configuration.redisPrefix = value
+            return nil
+        },
+        durationOption(
+            "--redis-timeout", "100ms",
+            "Longest a request waits for one Redis call before carrying on without Redis (which is then "
+                + "reconnected).",
+            range: 0.001...10
+        ) { $0.redisTimeout = $1 },
+        rateOption(
+            "--redis-fallback-rate", "a quarter of --upstream-rate",
+            "Upstream requests per second this instance starts while Redis is unavailable."
+        ) { $0.redisFallbackRate = $1 },
+        ConfigurationOption(
             flag: "--log-level", placeholder: "LEVEL", defaultText: "info",
             help: "debug, info (includes the access log), warning or error."
         ) { configuration, value in
@@ -288,6 +313,21 @@ extension ServerConfiguration {
             $0.limits.maxBodyBytes = $1
         },
     ]
+
+    /// A rate of upstream requests per second, 0.01 to 10000.
+    private static func rateOption(
+        _ flag: String, _ defaultText: String, _ help: String,
+        set: @escaping @Sendable (inout ServerConfiguration, Double) -> Void
+    ) -> ConfigurationOption {
+        ConfigurationOption(flag: flag, placeholder: "PER_SECOND", defaultText: defaultText, help: help) {
+            configuration, value in
+            guard let rate = Double(value), rate.isFinite, (0.01...10_000).contains(rate) else {
+                return "expected requests per second from 0.01 to 10000, got '\(value)'"
+            }
+            set(&configuration, rate)
+            return nil
+        }
+    }
 
     private static func durationOption(
         _ flag: String, _ defaultText: String, _ help: String, range: ClosedRange<Double>,

@@ -66,6 +66,21 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The bearer token that allows the purge routes (`DELETE /cache/…`) from clients that are not
     /// on this machine. Default nil: only loopback clients may purge.
     public var adminToken: String?
+    /// The Redis of the shared tier (`--redis`), which several instances share: entries, single
+    /// flight, purges, the upstream budget and the breaker. Default nil: no shared tier.
+    public var redis: RedisAddress?
+    /// What every key and channel this server uses in Redis starts with. Default `themet:`.
+    public var redisPrefix = "themet:"
+    /// Seconds one Redis call may take before the request carries on without it (and the
+    /// connection is dropped and made again). Default 0.1.
+    public var redisTimeout = 0.1
+    /// Upstream calls per second this instance starts while Redis is unavailable, when the group's
+    /// budget cannot be asked; nil: a quarter of `upstreamRate`.
+    public var redisFallbackRate: Double?
+
+    /// The rate the pacer keeps while Redis is unavailable: `redisFallbackRate`, else a quarter of
+    /// the group's rate (four instances falling back together stay within the budget).
+    public var fallbackRate: Double { redisFallbackRate ?? upstreamRate / 4 }
     /// The lowest log level written to standard error. Default `info` (includes the access log).
     public var logLevel = LogLevel.info
     /// Freshness per kind and the stale-if-error window.

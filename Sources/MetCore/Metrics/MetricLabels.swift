@@ -25,9 +25,15 @@ public enum MetricRoute: Int, Sendable, CaseIterable {
 
 /// The cache tiers `/metrics` counts lookups and evictions of.
 enum MetricTier: Int, CaseIterable {
-    case memory, disk
+    case memory, disk, redis
 
-    var name: String { self == .memory ? "memory" : "disk" }
+    var name: String {
+        switch self {
+        case .memory: "memory"
+        case .disk: "disk"
+        case .redis: "redis"
+        }
+    }
 }
 
 /// What a lookup in one tier found: a fresh entry (`hit`), one past freshness but served while it

@@ -1,14 +1,15 @@
 import Foundation
 
 /// `GET /metrics`: the Prometheus text exposition format 0.0.4, rendered when scraped from the
-/// counters of `ServerMetrics` and the figures the cache, the persistent tier, the single flight,
-/// the pacer and the breaker keep. Names follow Prometheus's conventions (`themet_` prefix, base
+/// counters of `ServerMetrics` and the figures the cache, the persistent and shared tiers, the
+/// single flight, the pacer and the breaker keep. Names follow Prometheus's conventions (`themet_` prefix, base
 /// units, `_total` counters); labels take fixed values only (no IDs, no URLs). Any thread.
 struct MetricsHandler: Sendable {
     let metrics: ServerMetrics
     let time: any TimeSource
     let cache: MemoryCache
     let disk: (any PersistentTier)?
+    let shared: (any SharedTier)?
     let flights: SingleFlight<Fill>
     let pacer: UpstreamPacer
     let monitor: UpstreamMonitor
@@ -23,6 +24,7 @@ struct MetricsHandler: Sendable {
         requests(&text)
         cacheTiers(&text)
         upstream(&text)
+        if let shared { Self.sharedTier(shared.status, &text) }
         text.family("themet_build_info", "gauge", "The server's version, as a label; always 1.")
         text.sample("themet_build_info", ["version": MetService.version], 1)
         text.family("themet_start_time_seconds", "gauge", "When the server started, in seconds since 1970.")
@@ -68,7 +70,8 @@ struct MetricsHandler: Sendable {
         if let persistent { text.sample("themet_cache_capacity_bytes", ["tier": "disk"], Double(persistent.capacity)) }
 
         text.family("themet_cache_lookups_total", "counter", "Lookups in each tier, by what they found.")
-        for tier in MetricTier.allCases where tier == .memory || persistent != nil {
+        for tier in MetricTier.allCases
+        where tier == .memory || (tier == .disk && persistent != nil) || (tier == .redis && shared != nil) {
             for result in LookupResult.allCases {
                 text.sample(
                     "themet_cache_lookups_total", ["tier": tier.name, "result": result.name],
@@ -138,12 +141,28 @@ struct MetricsHandler: Sendable {
         text.sample("themet_breaker_trips_total", [:], Double(monitor.trips))
     }
 
+    private static func sharedTier(_ status: SharedTierStatus, _ text: inout MetricsText) {
+        text.family("themet_redis_up", "gauge", "1 while the shared tier (Redis) is connected and answering.")
+        text.sample("themet_redis_up", [:], status.connected ? 1 : 0)
+        if let roundTrip = status.roundTrip {
+            text.family("themet_redis_round_trip_seconds", "gauge", "The latest measured round trip to Redis.")
+            text.sample("themet_redis_round_trip_seconds", [:], roundTrip)
+        }
+        text.family(
+            "themet_redis_unavailable_total", "counter",
+            "Redis calls that found it down or got no answer in time (the server carried on without it).")
+        text.sample("themet_redis_unavailable_total", [:], Double(status.unavailable))
+        text.family("themet_redis_disconnects_total", "counter", "Times the connection to Redis was lost.")
+        text.sample("themet_redis_disconnects_total", [:], Double(status.disconnects))
+    }
+
     /// A cache outcome as a label value.
     static func label(_ outcome: CacheOutcome) -> String {
         switch outcome {
         case .none: "none"
         case .hit: "hit"
         case .diskHit: "disk_hit"
+        case .sharedHit: "redis_hit"
         case .miss: "miss"
         case .collapsed: "collapsed"
         case .revalidating: "revalidating"

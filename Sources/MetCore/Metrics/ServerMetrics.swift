@@ -13,7 +13,9 @@ public final class ServerMetrics: Sendable {
         0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
     ]
     /// The outcomes a request duration is labelled with (`CacheOutcome`'s cases, in this order).
-    static let outcomes: [CacheOutcome] = [.none, .hit, .diskHit, .miss, .collapsed, .revalidating, .stale]
+    static let outcomes: [CacheOutcome] = [
+        .none, .hit, .diskHit, .sharedHit, .miss, .collapsed, .revalidating, .stale,
+    ]
     /// The upstream endpoints, by the kind of what they answer.
     static let endpoints: [ResourceKind] = [.object, .objectList, .departments, .search]
 

@@ -7,6 +7,8 @@ public enum CacheOutcome: String, Sendable {
     case hit
     /// Served from a fresh entry that memory did not hold and the persistent tier did.
     case diskHit
+    /// Served from a fresh entry that neither local tier held and the shared tier (Redis) did.
+    case sharedHit
     /// Fetched from the upstream and stored.
     case miss
     /// Joined another request's upstream fetch for the same key (single flight).

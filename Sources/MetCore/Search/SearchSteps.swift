@@ -78,10 +78,10 @@ struct SearchSteps: Sendable {
                     entries[id] = entry
                     sources.append(entry)
                     // A record fetched in the background shows as stored whether it led or joined its
-                    // fetch; one read from the disk or served stale says so.
+                    // fetch; one read from the disk or the shared tier, or served stale, says so.
                     switch how {
                     case .hit: break
-                    case .diskHit, .revalidating, .stale: outcome = Presenter.combine(outcome, how)
+                    case .diskHit, .sharedHit, .revalidating, .stale: outcome = Presenter.combine(outcome, how)
                     case .miss, .collapsed, .none: outcome = Presenter.combine(outcome, .miss)
                     }
                 } else {

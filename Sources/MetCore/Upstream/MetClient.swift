@@ -19,6 +19,11 @@ public struct CacheableAnswer: Sendable, Equatable {
 /// Politely: no call while the firewall blocks this server (the monitor's breaker), every attempt
 /// through the one pacer, retries only for failures another attempt may cure (`RetryPolicy`),
 /// and never past the fetch's deadline. Records every attempt in the monitor.
+///
+/// With a shared tier, the pacer's rate and burst are the budget of the whole group: each attempt
+/// also takes a token of the group's budget there, and a block this instance sees opens every
+/// instance's breaker. While the shared tier is unavailable, attempts take their tokens from the
+/// fallback pacer instead, at this instance's conservative share.
 public struct MetClient: Sendable {
     private let upstream: any Upstream
     private let monitor: UpstreamMonitor
@@ -34,6 +39,8 @@ public struct MetClient: Sendable {
     private let logger: Logger
     /// Where each attempt's endpoint, outcome and duration are counted (`/metrics`).
     private let metrics: ServerMetrics
+    /// The group's budget and breaker, and the pacer used while it is unavailable.
+    private let group: (tier: any SharedTier, fallback: UpstreamPacer)?
 
     /// - Parameters:
     ///   - monitor: the breaker and call figures, shared by every client of this upstream.
@@ -45,12 +52,15 @@ public struct MetClient: Sendable {
     ///     gives a deadline (`--request-timeout`).
     ///   - time: the clock for deadlines, pacing and back-off.
     ///   - metrics: counts each attempt by endpoint and outcome, with its duration.
+    ///   - group: the shared tier whose budget and breaker the group's instances share, and the
+    ///     pacer that takes over while it is unavailable; nil for a server on its own.
     public init(
         upstream: any Upstream, monitor: UpstreamMonitor, pacer: UpstreamPacer, retryPolicy: RetryPolicy,
         attemptTimeout: Double, fetchTimeout: Double, time: any TimeSource, logger: Logger,
-        metrics: ServerMetrics = ServerMetrics()
+        metrics: ServerMetrics = ServerMetrics(), group: (tier: any SharedTier, fallback: UpstreamPacer)? = nil
     ) {
         self.metrics = metrics
+        self.group = group
         self.upstream = upstream
         self.monitor = monitor
         self.pacer = pacer
@@ -83,6 +93,7 @@ public struct MetClient: Sendable {
             do {
                 let number = attempt
                 result = try await pacer.run(deadline: deadline) { () async throws(UpstreamError) in
+                    try await groupTurn(until: deadline)
                     // A block may have begun while this call waited for its turn.
                     if monitor.blockedUntil(at: time.now()) != nil { throw .blocked }
                     let limit = min(time.now() + upstreamTimeout, deadline)
@@ -104,6 +115,35 @@ public struct MetClient: Sendable {
                 try await time.sleep(until: retryAt)
             } catch {
                 return .failure(.cancelled)
+            }
+        }
+    }
+
+    /// Seconds one fetch may take in all, the default deadline (`--request-timeout`).
+    var fetchTimeout: Double { requestTimeout }
+
+    /// Takes a token of the group's budget, waiting on the clock as long as the shared tier says;
+    /// while the tier is unavailable, takes one from the fallback pacer. Returns at once without a
+    /// group. Throws `.timeout` when no token comes before `deadline`, `.blocked` when a block
+    /// began meanwhile, `.cancelled` when the task was cancelled.
+    private func groupTurn(until deadline: Double) async throws(UpstreamError) {
+        guard let group else { return }
+        while true {
+            if monitor.blockedUntil(at: time.now()) != nil { throw .blocked }
+            switch await group.tier.takeToken(ratePerSecond: pacer.ratePerSecond, burst: pacer.burst) {
+            case .granted:
+                return
+            case .wait(let seconds):
+                let next = time.now() + seconds
+                guard next < deadline else { throw .timeout }
+                do {
+                    try await time.sleep(until: next)
+                } catch {
+                    throw .cancelled
+                }
+            case .unavailable:
+                try await group.fallback.run(deadline: deadline) { () async throws(UpstreamError) in }
+                return
             }
         }
     }
@@ -188,8 +228,13 @@ public struct MetClient: Sendable {
     private func record(_ error: UpstreamError, for resource: MetResource, attempt: Int) {
         let text = "\(resource.path): \(error.logDescription)"
         monitor.record(Self.outcome(of: error), at: time.now(), error: error == .cancelled ? nil : text)
-        // Calls queued behind a blocked one must not go out now; they fail like it at once.
-        if error == .blocked { pacer.failWaiting(with: .blocked) }
+        // Calls queued behind a blocked one must not go out now; they fail like it at once. The
+        // other instances of the group stop too.
+        if error == .blocked {
+            pacer.failWaiting(with: .blocked)
+            group?.fallback.failWaiting(with: .blocked)
+            if let until = monitor.blockedUntil(at: time.now()) { group?.tier.announceBlock(until: until) }
+        }
         if error != .cancelled { logger.warning("upstream \(text) (attempt \(attempt) of \(retryPolicy.maxAttempts))") }
     }
 

@@ -106,6 +106,19 @@ public final class UpstreamMonitor: Sendable {
         }
     }
 
+    /// Opens the breaker until `until` for a block another instance of the group saw (its notice
+    /// arrived at `time`); a longer block already open is kept. A block that begins this way is
+    /// counted as a trip, but its cool-down stays this instance's own.
+    public func adoptBlock(until: Double, at time: Double) {
+        state.withLock { state in
+            guard until > time, until > (state.blockedUntil ?? 0) else { return }
+            if (state.blockedUntil ?? 0) <= time { state.trips += 1 }
+            state.blockedUntil = until
+            state.lastFailed = false
+            state.lastError = "blocked by the firewall (seen by another instance of the group)"
+        }
+    }
+
     /// Opens the breaker for a block page seen at `time`.
     private func startBlock(_ state: inout State, at time: Double) {
         if let until = state.blockedUntil, until > time {

@@ -33,19 +33,7 @@ final class MisbehavingUpstream: Sendable {
 
     init() throws {
         _ = try Self.bomb.get()  // before any client waits on it
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound else { throw ProcessFailure("the misbehaving upstream could not listen") }
-        self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try RawConnection.bindLoopback(listening: true)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

@@ -23,21 +23,25 @@ struct Harness {
     /// test moves it, so a call waiting for a token or a back-off would wait forever in a test
     /// about something else. Tests of pacing and retries set the policy in `configure`.
     ///   - disk: the persistent tier under memory; none by default.
+    ///   - shared: the tier shared with other instances; none by default.
+    ///   - time: the clock; a new one by default (instances of one group share theirs).
     init(
         upstream: FakeUpstream = FakeUpstream(), disk: (any PersistentTier)? = nil,
+        shared: (any SharedTier)? = nil, time: ManualTime = ManualTime(),
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) {
-        self.init(upstream: upstream, disk: disk, compress: nil, configure: configure)
+        self.init(upstream: upstream, disk: disk, shared: shared, time: time, compress: nil, configure: configure)
     }
 
     /// A harness whose service keeps compressed copies made by `compress` (a stand-in for gzip).
     init(upstream: FakeUpstream, compressingWith compress: @escaping @Sendable ([UInt8]) -> [UInt8]) {
-        self.init(upstream: upstream, disk: nil, compress: compress, configure: { _ in })
+        self.init(
+            upstream: upstream, disk: nil, shared: nil, time: ManualTime(), compress: compress, configure: { _ in })
     }
 
     private init(
-        upstream: FakeUpstream, disk: (any PersistentTier)?, compress: (@Sendable ([UInt8]) -> [UInt8])?,
-        configure: (inout ServerConfiguration) -> Void
+        upstream: FakeUpstream, disk: (any PersistentTier)?, shared: (any SharedTier)?, time: ManualTime,
+        compress: (@Sendable ([UInt8]) -> [UInt8])?, configure: (inout ServerConfiguration) -> Void
     ) {
         var configuration = ServerConfiguration()
         Self.unpaced(&configuration)
@@ -45,11 +49,12 @@ struct Harness {
         configuration.freshness.staleWhileRevalidate = 0
         configure(&configuration)
         self.upstream = upstream
-        self.time = ManualTime()
+        self.time = time
         self.log = MemoryLog()
         self.configuration = configuration
         self.service = MetService(
-            configuration: configuration, upstream: upstream, disk: disk, time: time, logger: log.logger(),
+            configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: time,
+            logger: log.logger(),
             openAPI: Self.openAPI, compress: compress)
     }
 

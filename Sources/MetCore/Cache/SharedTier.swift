@@ -1,0 +1,132 @@
+/// The tier several instances share (Redis, in a target of its own): entries any instance fetched,
+/// the cross-instance single flight, purges told to every instance, the group's upstream budget
+/// and its breaker. Everything here is optional help: when the tier is down or slow, each call
+/// answers `unavailable` within the tier's timeout, and the caller carries on with its local
+/// tiers, its local single flight and its local pacing.
+///
+/// Calls are made from tasks, never a loop thread; none waits longer than the tier's timeout,
+/// except `awaitFill(_:until:)`, which waits until the time it is given. Any thread.
+public protocol SharedTier: Sendable {
+    /// The entry the group holds for `key`, fresh or not.
+    func entry(for key: String) async -> SharedLookup
+
+    /// Stores `entry` for the group until its stale-until time; returns at once (a failure only
+    /// costs the other instances a fetch).
+    func store(_ entry: CacheEntry)
+
+    /// Removes `key` from the group and tells every other instance to drop its own copies (the
+    /// `onEvent` handler there gets `.purged`). Returns whether the group held it; nil when the
+    /// tier is unavailable.
+    func remove(_ key: String) async -> Bool?
+
+    /// Tries to become the one instance that fetches `key`: a lock that expires by itself after
+    /// `seconds`, so that a holder that died costs the others one wait, never a hang.
+    func lock(_ key: String, for seconds: Double) async -> SharedLock
+
+    /// Gives back a lock taken by `lock(_:for:)` (only if it is still this holder's), and tells
+    /// the instances waiting in `awaitFill` how the fetch ended. Returns at once.
+    func release(_ key: String, token: String, outcome: SharedFillOutcome)
+
+    /// Waits until the lock holder for `key` announces its fill, or `deadline` (seconds since
+    /// 1970), and then reads the entry, which counts when it is fresh at `freshAt`. A fill
+    /// announced just before the call is not lost: the entry is also read once the wait begins.
+    func awaitFill(_ key: String, freshAt: Double, until deadline: Double) async -> SharedWait
+
+    /// Takes one token of the group's upstream budget: `ratePerSecond` on average, `burst` at
+    /// once, on one clock for the whole group (GCRA).
+    func takeToken(ratePerSecond: Double, burst: Int) async -> SharedToken
+
+    /// Opens the group's breaker until `until` (seconds since 1970): every instance's `onEvent`
+    /// gets `.blocked`, and so do instances that connect while it lasts. Returns at once.
+    func announceBlock(until: Double)
+
+    /// Sets the one handler of what other instances announce (purges and blocks). Call once,
+    /// before the first request; the handler runs on the tier's thread and must not block.
+    func onEvent(_ handler: @escaping @Sendable (SharedEvent) -> Void)
+
+    /// The tier's state, for `/health` and `/metrics`.
+    var status: SharedTierStatus { get }
+}
+
+/// What `SharedTier.entry(for:)` found.
+public enum SharedLookup: Sendable {
+    case found(CacheEntry)
+    /// The group holds no entry for the key (or a damaged one, which then counts as none).
+    case missing
+    /// The tier is down or did not answer in time.
+    case unavailable
+}
+
+/// What `SharedTier.lock(_:for:)` got.
+public enum SharedLock: Sendable, Equatable {
+    /// This instance fetches; release with this token.
+    case acquired(token: String)
+    /// Another instance holds the lock and is fetching.
+    case held
+    case unavailable
+}
+
+/// How a lock holder's fetch ended, as told to the instances waiting for it.
+public enum SharedFillOutcome: Sendable, Equatable {
+    /// The entry is in the tier.
+    case stored
+    /// The fetch failed; the waiters fail the same way instead of each asking again.
+    case failed(UpstreamError)
+    /// Nothing was stored and nothing failed (the holder was cancelled); a waiter takes the lock.
+    case abandoned
+}
+
+/// What `SharedTier.awaitFill(_:until:)` saw.
+public enum SharedWait: Sendable {
+    /// The entry is there (announced or found).
+    case found(CacheEntry)
+    /// The holder announced a failure.
+    case failed(UpstreamError)
+    /// No entry by the deadline, or the holder gave up: try the lock again.
+    case nothing
+    case unavailable
+}
+
+/// What `SharedTier.takeToken(ratePerSecond:burst:)` got.
+public enum SharedToken: Sendable, Equatable {
+    case granted
+    /// No token for this many seconds; ask again then.
+    case wait(seconds: Double)
+    case unavailable
+}
+
+/// What another instance announced.
+public enum SharedEvent: Sendable, Equatable {
+    /// `key` was purged: drop the local copies.
+    case purged(key: String)
+    /// The firewall blocked the group until this time (seconds since 1970).
+    case blocked(until: Double)
+}
+
+/// The shared tier's state, for `/health` and `/metrics`.
+public struct SharedTierStatus: Sendable, Equatable {
+    /// Where the tier is (a URL without its password).
+    public var location: String
+    /// Connected and answering.
+    public var connected: Bool
+    /// The latest measured round trip, in seconds; nil before the first.
+    public var roundTrip: Double?
+    /// Calls that found the tier down or got no answer in time, since start-up.
+    public var unavailable: Int
+    /// Times the connection was lost, since start-up.
+    public var disconnects: Int
+    /// Why the tier is down, when it is.
+    public var lastError: String?
+
+    public init(
+        location: String, connected: Bool, roundTrip: Double?, unavailable: Int, disconnects: Int,
+        lastError: String?
+    ) {
+        self.location = location
+        self.connected = connected
+        self.roundTrip = roundTrip
+        self.unavailable = unavailable
+        self.disconnects = disconnects
+        self.lastError = lastError
+    }
+}

@@ -1,0 +1,433 @@
+import CHiredis
+import CLibevent
+import Foundation
+import MetCore
+
+/// Two connections to one Redis, driven by hiredis's async API on a libevent loop of their own
+/// (`hiredis/adapters/libevent.h`), on a thread of its own: one for commands, one subscribed to the
+/// group's channel. No loop thread and no request task ever blocks on Redis.
+///
+/// Every hiredis and libevent call happens on that thread; other threads post jobs (`call`,
+/// `send`, `after`). A call gets its answer, or nil when the link is not ready, the connection
+/// breaks, or no answer came within `timeout` seconds. A call that times out drops both
+/// connections: a Redis that is slow once is treated as down until it answers again, so that no
+/// later request waits on it. The link reconnects by itself with back-off (0.1 s doubling to 5 s)
+/// and logs each change of state once.
+final class RedisLink: @unchecked Sendable {
+    struct Settings: Sendable {
+        var address: RedisAddress
+        /// Seconds one call may wait for its answer.
+        var timeout: Double
+        /// The pub/sub channel the subscriber listens to.
+        var channel: String
+        /// What the log says the server does while Redis is down (appended to the notice).
+        var downNotice: String
+    }
+
+    /// A call in flight: what to do with its answer. Redis thread only.
+    private final class Call {
+        /// Monotonic seconds when it was sent; the call fails `limit` seconds later.
+        let sentAt: Double
+        let limit: Double
+        private var completion: ((RedisReply?) -> Void)?
+
+        init(sentAt: Double, limit: Double, completion: ((RedisReply?) -> Void)?) {
+            self.sentAt = sentAt
+            self.limit = limit
+            self.completion = completion
+        }
+
+        var isFinished: Bool { completion == nil }
+
+        /// Hands the answer over once; later answers (after a timeout) are dropped.
+        func finish(_ reply: RedisReply?) {
+            let completion = self.completion
+            self.completion = nil
+            completion?(reply)
+        }
+    }
+
+    private let settings: Settings
+    private let logger: Logger
+    private let base: OpaquePointer
+    private var wakeEvent: OpaquePointer?
+    private var timeoutEvent: OpaquePointer?
+    private var pingEvent: OpaquePointer?
+    private var reconnectEvent: OpaquePointer?
+    /// The connections; nil while down. Redis thread only.
+    private var commands: UnsafeMutablePointer<redisAsyncContext>?
+    private var subscriber: UnsafeMutablePointer<redisAsyncContext>?
+    /// Calls sent on `commands`, oldest first (Redis answers in order); `head` is the oldest that
+    /// may still be waiting. Redis thread only.
+    private var pending: [Call] = []
+    private var head = 0
+    /// Connected, authenticated and answering. Redis thread only; `status` mirrors it.
+    private var ready = false
+    /// Whether a loss has been logged since the link was last ready (one line per change of state).
+    private var lossLogged = false
+    private var backoff = RedisLink.firstBackoff
+    private let jobs = JobQueue()
+    private let figures: Locked<SharedTierStatus>
+    /// Told each payload published on the channel, on the Redis thread. Set before `start()`.
+    var onMessage: (@Sendable ([UInt8]) -> Void)?
+    /// Told each time the link becomes ready, on the Redis thread. Set before `start()`.
+    var onReady: (@Sendable () -> Void)?
+
+    static let firstBackoff = 0.1
+    static let longestBackoff = 5.0
+    /// Seconds between two round-trip measurements (`PING`).
+    static let pingInterval = 1.0
+
+    init(settings: Settings, logger: Logger) throws(RedisError) {
+        _ = Self.threadSupport
+        guard let base = event_base_new() else { throw RedisError("event_base_new failed") }
+        self.base = base
+        self.settings = settings
+        self.logger = logger
+        figures = Locked(
+            SharedTierStatus(
+                location: settings.address.description, connected: false, roundTrip: nil, unavailable: 0,
+                disconnects: 0, lastError: "not connected yet"))
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        wakeEvent = event_new(base, -1, 0, { _, _, context in RedisLink.link(context).jobs.drain() }, context)
+        timeoutEvent = event_new(base, -1, 0, { _, _, context in RedisLink.link(context).checkTimeouts() }, context)
+        pingEvent = event_new(base, -1, Int16(EV_PERSIST), { _, _, context in RedisLink.link(context).ping() }, context)
+        reconnectEvent = event_new(base, -1, 0, { _, _, context in RedisLink.link(context).connect() }, context)
+        guard wakeEvent != nil, timeoutEvent != nil, pingEvent != nil, reconnectEvent != nil else {
+            throw RedisError("event_new failed")
+        }
+    }
+
+    /// Starts the thread, which connects at once and runs for the life of the process.
+    func start() {
+        execute { [self] in
+            var interval = Self.timeval(Self.pingInterval)
+            event_add(pingEvent, &interval)
+            connect()
+        }
+        let thread = Thread { [self] in _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY) }
+        thread.name = "redis"
+        thread.start()
+    }
+
+    /// libevent's thread support, so that `event_active` from another thread wakes the loop.
+    private static let threadSupport: Bool = evthread_use_pthreads() == 0
+
+    /// The state now. Any thread.
+    var status: SharedTierStatus { figures.withLock { $0 } }
+
+    /// Sends `arguments` as one command and returns its answer; nil when the link is down or the
+    /// answer did not come within the timeout. Any thread.
+    func call(_ arguments: [[UInt8]]) async -> RedisReply? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<RedisReply?, Never>) in
+            execute { [self] in
+                send(arguments, limit: settings.timeout, whileConnecting: false) { continuation.resume(returning: $0) }
+            }
+        }
+    }
+
+    /// Sends `arguments` without waiting for the answer (a store, a release, a notice). Any thread.
+    func send(_ arguments: [[UInt8]]) {
+        execute { [self] in send(arguments, limit: settings.timeout, whileConnecting: false, completion: nil) }
+    }
+
+    /// Runs `job` on the Redis thread after `seconds`. Any thread.
+    func after(_ seconds: Double, _ job: @escaping @Sendable () -> Void) {
+        execute { [self] in
+            let box = Unmanaged.passRetained(JobBox(job)).toOpaque()
+            var delay = Self.timeval(max(0, seconds))
+            let added = event_base_once(
+                base, -1, Int16(EV_TIMEOUT),
+                { _, _, box in Unmanaged<JobBox>.fromOpaque(box!).takeRetainedValue().job() }, box, &delay)
+            if added != 0 { Unmanaged<JobBox>.fromOpaque(box).takeRetainedValue().job() }
+        }
+    }
+
+    private final class JobBox {
+        let job: @Sendable () -> Void
+        init(_ job: @escaping @Sendable () -> Void) { self.job = job }
+    }
+
+    // MARK: The Redis thread
+
+    private static func link(_ context: UnsafeMutableRawPointer?) -> RedisLink {
+        Unmanaged<RedisLink>.fromOpaque(context!).takeUnretainedValue()
+    }
+
+    private func execute(_ job: @escaping @Sendable () -> Void) {
+        jobs.post(job) { event_active(wakeEvent, 0, 0) }
+    }
+
+    /// Sends one command on `commands`. Answers nil at once when the link is not ready (or not
+    /// connected at all, for the set-up calls made `whileConnecting`).
+    private func send(
+        _ arguments: [[UInt8]], limit: Double, whileConnecting: Bool, completion: ((RedisReply?) -> Void)?
+    ) {
+        guard let context = commands, ready || whileConnecting else {
+            figures.withLock { $0.unavailable += 1 }
+            completion?(nil)
+            return
+        }
+        let call = Call(sentAt: Self.monotonic(), limit: limit, completion: completion)
+        let privdata = Unmanaged.passRetained(call).toOpaque()
+        guard Self.command(context, arguments, callback: Self.replied, privdata: privdata) else {
+            Unmanaged<Call>.fromOpaque(privdata).release()
+            figures.withLock { $0.unavailable += 1 }
+            call.finish(nil)
+            return
+        }
+        pending.append(call)
+        if event_pending(timeoutEvent, Int16(EV_TIMEOUT), nil) == 0 {
+            var delay = Self.timeval(limit)
+            event_add(timeoutEvent, &delay)
+        }
+    }
+
+    /// `redisAsyncCommandArgv` over Swift byte arrays, which hiredis copies before returning.
+    private static func command(
+        _ context: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [[UInt8]],
+        callback: (
+            @convention(c) (
+                UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?
+            ) -> Void
+        )?,
+        privdata: UnsafeMutableRawPointer?
+    ) -> Bool {
+        var lengths = arguments.map(\.count)
+        var joined: [UInt8] = []
+        joined.reserveCapacity(lengths.reduce(1, +))
+        for argument in arguments { joined += argument }
+        joined.append(0)
+        return joined.withUnsafeBufferPointer { buffer in
+            var pointers: [UnsafePointer<CChar>?] = []
+            var offset = 0
+            for length in lengths {
+                pointers.append(UnsafeRawPointer(buffer.baseAddress! + offset).assumingMemoryBound(to: CChar.self))
+                offset += length
+            }
+            return redisAsyncCommandArgv(context, callback, privdata, Int32(arguments.count), &pointers, &lengths)
+                == REDIS_OK
+        }
+    }
+
+    /// hiredis's reply callback for `commands`: NULL when the connection went away first.
+    private static let replied:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+            -> Void = { context, reply, privdata in
+                guard let privdata else { return }
+                let call = Unmanaged<Call>.fromOpaque(privdata).takeRetainedValue()
+                let answer = reply.map { RedisReply(UnsafePointer($0.assumingMemoryBound(to: redisReply.self))) }
+                if let data = context?.pointee.data, !call.isFinished {
+                    RedisLink.link(data).settle(call)
+                }
+                call.finish(answer)
+            }
+
+    /// The answered call leaves the head of the queue.
+    private func settle(_ call: Call) {
+        while head < pending.count, pending[head] === call || pending[head].isFinished { head += 1 }
+        if head == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 1_024, head * 2 > pending.count {
+            pending.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The timeout event: drops the link when the oldest call has waited past its limit, else
+    /// waits for the next one's.
+    private func checkTimeouts() {
+        while head < pending.count, pending[head].isFinished { head += 1 }
+        guard head < pending.count else {
+            pending.removeAll(keepingCapacity: true)
+            head = 0
+            return
+        }
+        let oldest = pending[head]
+        let waited = Self.monotonic() - oldest.sentAt
+        if waited >= oldest.limit {
+            lose("no answer within \(Int((oldest.limit * 1_000).rounded())) ms")
+        } else {
+            var delay = Self.timeval(oldest.limit - waited)
+            event_add(timeoutEvent, &delay)
+        }
+    }
+
+    /// Opens both connections and sends the set-up calls; the link is ready once `PING` answers.
+    private func connect() {
+        guard commands == nil, subscriber == nil else { return }
+        let address = settings.address
+        // A failure to open either loses the link, which lets go of the other.
+        guard let commands = open(address) else { return }
+        self.commands = commands
+        guard let subscriber = open(address) else { return }
+        self.subscriber = subscriber
+        let setUpLimit = max(settings.timeout, 1)
+        if let password = address.password {
+            let auth = [Array("AUTH".utf8)] + (address.user.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)]
+            send(auth, limit: setUpLimit, whileConnecting: true) { [self] in expectOK($0, "AUTH") }
+            _ = Self.command(subscriber, auth, callback: nil, privdata: nil)
+        }
+        if address.database != 0 {
+            send(
+                [Array("SELECT".utf8), Array(String(address.database).utf8)], limit: setUpLimit,
+                whileConnecting: true
+            ) { [self] in expectOK($0, "SELECT") }
+        }
+        let started = Self.monotonic()
+        send([Array("PING".utf8)], limit: setUpLimit, whileConnecting: true) { [self] reply in
+            guard reply == .status("PONG") else { return expectOK(reply, "PING") }
+            becomeReady(roundTrip: Self.monotonic() - started)
+        }
+        _ = Self.command(
+            subscriber, [Array("SUBSCRIBE".utf8), Array(settings.channel.utf8)], callback: Self.published,
+            privdata: nil)
+    }
+
+    /// A new context for `address`, attached to the loop; nil (and the link lost) when hiredis
+    /// cannot even start connecting.
+    private func open(_ address: RedisAddress) -> UnsafeMutablePointer<redisAsyncContext>? {
+        let context: UnsafeMutablePointer<redisAsyncContext>?
+        switch address.endpoint {
+        case .tcp(let host, let port): context = redisAsyncConnect(host, Int32(port))
+        case .unix(let path): context = redisAsyncConnectUnix(path)
+        }
+        guard let context, context.pointee.err == 0 else {
+            var reason = "out of memory"
+            if let context {
+                if let text = context.pointee.errstr { reason = String(cString: text) }
+                redisAsyncFree(context)
+            }
+            lose("cannot connect (\(reason))")
+            return nil
+        }
+        context.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        guard chiredis_attach(context, base) == REDIS_OK else {
+            redisAsyncFree(context)
+            lose("cannot attach to the loop")
+            return nil
+        }
+        redisAsyncSetConnectCallback(context) { context, status in
+            guard status != REDIS_OK, let context, let data = context.pointee.data else { return }
+            // hiredis frees a context whose connect failed once this returns.
+            let reason = context.pointee.errstr.map { String(cString: $0) } ?? "connect failed"
+            RedisLink.link(data).forget(UnsafeMutablePointer(mutating: context), reason: "cannot connect (\(reason))")
+        }
+        redisAsyncSetDisconnectCallback(context) { context, status in
+            guard let context, let data = context.pointee.data else { return }
+            let reason = status == REDIS_OK ? "disconnected" : context.pointee.errstr.map { String(cString: $0) }
+            RedisLink.link(data).forget(
+                UnsafeMutablePointer(mutating: context), reason: "connection lost (\(reason ?? "?"))")
+        }
+        return context
+    }
+
+    /// hiredis is freeing `context` itself: the link lets go of it, and loses the other one.
+    private func forget(_ context: UnsafeMutablePointer<redisAsyncContext>, reason: String) {
+        if context == commands {
+            commands = nil
+        } else if context == subscriber {
+            subscriber = nil
+        } else {
+            return  // one the link already let go of
+        }
+        lose(reason)
+    }
+
+    private func expectOK(_ reply: RedisReply?, _ command: String) {
+        switch reply {
+        case .status: return
+        case .error(let message): lose("\(command) refused: \(message)")
+        case nil: return  // the loss is being handled already
+        default: lose("\(command): unexpected answer")
+        }
+    }
+
+    private func becomeReady(roundTrip: Double) {
+        ready = true
+        backoff = Self.firstBackoff
+        let wasLost = lossLogged
+        lossLogged = false
+        figures.withLock {
+            $0.connected = true
+            $0.roundTrip = roundTrip
+            $0.lastError = nil
+        }
+        logger.info("redis: \(wasLost ? "reconnected to" : "connected to") \(settings.address)")
+        onReady?()
+    }
+
+    /// Drops both connections (answering every waiting call with nil) and schedules a reconnect.
+    private func lose(_ reason: String) {
+        let wasReady = ready
+        ready = false
+        figures.withLock {
+            if wasReady { $0.disconnects += 1 }
+            $0.connected = false
+            $0.lastError = reason
+        }
+        if !lossLogged {
+            lossLogged = true
+            logger.warning("redis \(settings.address): \(reason); \(settings.downNotice)")
+        }
+        let calls = pending[head...]
+        pending = []
+        head = 0
+        for call in calls { call.finish(nil) }
+        // Let go first, so that the disconnect callbacks the frees run find neither. Inside one of
+        // a context's own callbacks, hiredis frees it once the callback returns.
+        let doomed = [commands, subscriber].compactMap { $0 }
+        commands = nil
+        subscriber = nil
+        for context in doomed { redisAsyncFree(context) }
+        if event_pending(reconnectEvent, Int16(EV_TIMEOUT), nil) == 0 {
+            var delay = Self.timeval(backoff)
+            event_add(reconnectEvent, &delay)
+            backoff = min(backoff * 2, Self.longestBackoff)
+        }
+    }
+
+    /// The ping event: measures the round trip (and, through the timeout, notices a stuck Redis).
+    private func ping() {
+        guard ready else { return }
+        let started = Self.monotonic()
+        send([Array("PING".utf8)], limit: settings.timeout, whileConnecting: false) { [self] reply in
+            guard reply == .status("PONG") else { return }
+            let roundTrip = Self.monotonic() - started
+            figures.withLock { $0.roundTrip = roundTrip }
+        }
+    }
+
+    /// hiredis's callback for the subscription: each `["message", channel, payload]`.
+    private static let published:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+            -> Void = { context, reply, _ in
+                guard let reply, let data = context?.pointee.data else { return }
+                let answer = RedisReply(UnsafePointer(reply.assumingMemoryBound(to: redisReply.self)))
+                guard case .array(let parts) = answer, parts.count == 3, parts[0] == .string(Array("message".utf8)),
+                    case .string(let payload) = parts[2]
+                else { return }
+                RedisLink.link(data).onMessage?(payload)
+            }
+
+    private static func monotonic() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    private static func timeval(_ seconds: Double) -> Glibc.timeval {
+        let whole = seconds.rounded(.down)
+        return Glibc.timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1e6))
+    }
+}
+
+/// A failure to set up the Redis link's loop; the text names what failed.
+public struct RedisError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,70 @@
+import MetCore
+
+/// What instances tell each other on the group's channel, as one line-separated payload; the key
+/// goes last, so that whatever bytes it holds cannot be read as a field. A payload that is not one
+/// of these (another version, another program on the channel) reads as nil and is ignored.
+enum SharedNotice: Sendable, Equatable {
+    /// The fill of `key` ended: `fill\n<outcome>\n<key>`.
+    case fill(key: String, outcome: SharedFillOutcome)
+    /// `key` was purged: `purge\n<key>`.
+    case purge(key: String)
+    /// The firewall blocks the group until a time, seconds since 1970: `block\n<until>`.
+    case block(until: Double)
+
+    var payload: [UInt8] {
+        switch self {
+        case .fill(let key, let outcome): Array("fill\n\(Self.text(of: outcome))\n\(key)".utf8)
+        case .purge(let key): Array("purge\n\(key)".utf8)
+        case .block(let until): Array("block\n\(until)".utf8)
+        }
+    }
+
+    init?(payload: [UInt8]) {
+        let text = String(decoding: payload, as: UTF8.self)
+        let fields = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
+        switch (fields.first, fields.count) {
+        case ("fill", 3):
+            guard let outcome = Self.outcome(fields[1]), !fields[2].isEmpty else { return nil }
+            self = .fill(key: String(fields[2]), outcome: outcome)
+        case ("purge", 2...):
+            let key = text.dropFirst("purge\n".count)
+            guard !key.isEmpty else { return nil }
+            self = .purge(key: String(key))
+        case ("block", 2):
+            guard let until = Double(fields[1]), until.isFinite, until > 0 else { return nil }
+            self = .block(until: until)
+        default:
+            return nil
+        }
+    }
+
+    /// One word, or `failed` and the error's kind; the reasons of `unreachable` and `malformed`
+    /// stay in the fetching instance's log.
+    private static func text(of outcome: SharedFillOutcome) -> String {
+        switch outcome {
+        case .stored: "stored"
+        case .abandoned, .failed(.cancelled): "abandoned"
+        case .failed(.timeout): "failed timeout"
+        case .failed(.blocked): "failed blocked"
+        case .failed(.status(let code)): "failed status \(code)"
+        case .failed(.unreachable): "failed unreachable"
+        case .failed(.malformed): "failed malformed"
+        }
+    }
+
+    private static func outcome(_ text: Substring) -> SharedFillOutcome? {
+        switch text {
+        case "stored": return .stored
+        case "abandoned": return .abandoned
+        case "failed timeout": return .failed(.timeout)
+        case "failed blocked": return .failed(.blocked)
+        case "failed unreachable": return .failed(.unreachable("the fetching instance could not reach the upstream"))
+        case "failed malformed": return .failed(.malformed("the fetching instance got a malformed answer"))
+        default:
+            guard text.hasPrefix("failed status "), let code = Int(text.dropFirst("failed status ".count)),
+                (100...599).contains(code)
+            else { return nil }
+            return .failed(.status(code))
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import MetCore
+import Testing
+
+/// Three themet instances, one redis-server and one met-fixture-server, all real processes on
+/// loopback: one cache, one single flight, one upstream budget and one breaker for the group, and
+/// each instance carrying on by itself while Redis is away.
+@Suite("Several instances, one Redis")
+struct MultiInstanceTests {
+    /// The pace out of the way, for the tests that are not about it.
+    static let unpaced = ["--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64"]
+
+    static func objectPath(_ id: Int) -> String { "/public/collection/v1/objects/\(id)" }
+
+    @Test func aHundredConcurrentRequestsOverThreeInstancesMakeOneUpstreamRequest() async throws {
+        // The fake answers slowly, so that every request arrives while the one fetch runs.
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--synthetic", "1000", "--latency", "300"],
+            themet: Self.unpaced)
+        let results = try await withThrowingTaskGroup(of: HTTPResult.self) { tasks in
+            for index in 0..<100 { tasks.addTask { try await group.get(index % 3, "/objects/777") } }
+            return try await tasks.reduce(into: [HTTPResult]()) { $0.append($1) }
+        }
+        #expect(results.count == 100)
+        #expect(results.allSatisfy { $0.status == 200 })
+        #expect(Set(results.map(\.body)).count == 1)
+        #expect(Set(results.compactMap { $0.header("ETag") }).count == 1)
+        let stats = try await group.upstreamStats()
+        #expect(stats.paths[Self.objectPath(777)] == 1)
+        #expect(stats.total == 1)
+    }
+
+    @Test func aMissOnOneInstanceIsAHitOnTheOthersWithoutTheUpstream() async throws {
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--synthetic", "1000"], themet: Self.unpaced)
+        let first = try await group.get(0, "/objects/42")
+        #expect(first.header("Cache-Status") == "TheMet; fwd=uri-miss; stored")
+        for index in [1, 2] {
+            let shared = try await group.get(index, "/objects/42")
+            #expect(shared.status == 200)
+            #expect(shared.body == first.body)
+            #expect(shared.header("ETag") == first.header("ETag"))
+            #expect(shared.header("Cache-Status")?.hasSuffix("detail=redis") == true)
+            // And now from the instance's own memory.
+            #expect(try await group.get(index, "/objects/42").header("Cache-Status")?.hasPrefix("TheMet; hit") == true)
+        }
+        #expect(try await group.upstreamStats().total == 1)
+        let health = try await group.get(1, "/health").json()
+        #expect((health["cache"] as? [String: Any])?["redisHits"] as? Int == 1)
+        let metrics = String(decoding: try await group.get(1, "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("themet_redis_up 1"))
+        #expect(metrics.contains(#"themet_cache_lookups_total{result="hit",tier="redis"} 1"#))
+    }
+
+    /// The group's budget: 4 requests a second, 3 at once. Every instance has clients asking for
+    /// uncached objects for 30 s; in any window of the fake's arrival times, no more requests
+    /// arrive than the budget allows (with 50 ms for the way from the token to the fake).
+    @Test func underLoadOnEveryInstanceTheUpstreamNeverSeesMoreThanTheGroupsBudget() async throws {
+        let rate = 4.0
+        let burst = 3
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--synthetic", "100000"],
+            themet: [
+                "--upstream-rate", String(rate), "--upstream-burst", String(burst), "--upstream-concurrency", "4",
+                "--request-timeout", "3s",
+            ])
+        let end = Date().addingTimeInterval(30)
+        let next = Locked(0)
+        await withTaskGroup(of: Void.self) { clients in
+            for client in 0..<12 {
+                clients.addTask {
+                    // Bounded in time and in count.
+                    for _ in 0..<2_000 where Date() < end {
+                        let id = next.withLock {
+                            $0 += 1
+                            return $0
+                        }
+                        _ = try? await group.get(client % 3, "/objects/\(id)")
+                    }
+                }
+            }
+        }
+        let arrivals = try await group.upstreamStats().arrivals.sorted()
+        // The load was real: the budget was spent, not merely respected.
+        #expect(Double(arrivals.count) >= rate * 30 * 0.5, "\(arrivals.count) upstream requests")
+        var worst = 0.0
+        for start in arrivals.indices {
+            for end in start..<arrivals.count {
+                let window = arrivals[end] - arrivals[start]
+                if window > 2 { break }
+                let allowed = Double(burst) + rate * (window + 0.05)
+                worst = max(worst, Double(end - start + 1) - allowed)
+            }
+        }
+        #expect(worst <= 0, "a window held \(worst) request(s) more than the budget allows")
+    }
+
+    @Test func aBlockOneInstanceSeesStopsTheOthersAtOnceAndAllReportIt() async throws {
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--synthetic", "1000", "--block-after", "2"],
+            themet: Self.unpaced + ["--upstream-retries", "0"])
+        #expect(try await group.get(0, "/objects/1").status == 200)
+        #expect(try await group.get(0, "/objects/2").status == 200)
+        #expect(try await group.get(0, "/objects/3").status == 503)  // the fake's block page
+        let seen = try await group.upstreamStats().total
+        // The notice crosses Redis in well under a millisecond; 100 ms is the promise.
+        var reported = [false, false, false]
+        for _ in 0..<10 where reported.contains(false) {
+            for index in 0..<3 {
+                let upstream = try await group.get(index, "/health").json()["upstream"] as? [String: Any]
+                reported[index] = upstream?["state"] as? String == "blocked"
+            }
+            if reported.contains(false) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(reported == [true, true, true])
+        for index in [1, 2] {
+            let refused = try await group.get(index, "/objects/\(10 + index)")
+            #expect(refused.status == 503)
+            #expect(try refused.json()["code"] as? String == "upstream_blocked")
+        }
+        #expect(try await group.upstreamStats().total == seen)
+    }
+
+    @Test func whenRedisDiesEveryInstanceKeepsServingAndWhenItReturnsTheyShareAgain() async throws {
+        let redis = try await RedisServer.own()
+        let group = try await InstanceGroup.start(
+            redis: redis, fake: ["--synthetic", "1000"],
+            themet: Self.unpaced + ["--redis-fallback-rate", "200", "--redis-timeout", "50ms"])
+        // Keys 1…20 fetched once and held by every instance.
+        for id in 1...20 {
+            for index in 0..<3 { #expect(try await group.get(index, "/objects/\(id)").status == 200) }
+        }
+        #expect(try await group.upstreamStats().total == 20)
+
+        let load = Task {
+            var errors: [String] = []
+            for round in 0..<60 {
+                for index in 0..<3 {
+                    for id in [1 + round % 20, 100 + round * 3 + index] {
+                        let status = (try? await group.get(index, "/objects/\(id)"))?.status
+                        if status != 200 { errors.append("instance \(index), object \(id): \(status ?? -1)") }
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return errors
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        redis.kill()
+        let errors = await load.value
+        #expect(errors.isEmpty, "\(errors.prefix(5))")
+        for index in 0..<3 { #expect(try await group.redisHealth(index)["state"] as? String == "down") }
+        #expect(try await group.get(0, "/health").json()["status"] as? String == "degraded")
+        #expect(group.instances[0].standardError.components(separatedBy: "connection lost").count == 2)
+
+        try await redis.start()
+        try await group.waitUntilConnected()
+        let before = try await group.upstreamStats().total
+        #expect(try await group.get(0, "/objects/900").status == 200)
+        #expect(try await group.get(1, "/objects/900").header("Cache-Status")?.hasSuffix("detail=redis") == true)
+        #expect(try await group.upstreamStats().total == before + 1)
+        #expect(group.instances[0].standardError.contains("redis: reconnected to"))
+    }
+
+    @Test func aPurgeOnOneInstanceReachesTheOthers() async throws {
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--synthetic", "1000"], themet: Self.unpaced)
+        let old = try await group.get(0, "/objects/5")
+        for index in [1, 2] { #expect(try await group.get(index, "/objects/5").body == old.body) }
+        // The Met changes the record; the cached copies are now wrong until purged.
+        _ = try await HTTPClient.request(group.fake.baseURL + "/__change?ids=5", method: "POST")
+        let purge = try await group.get(0, "/cache/objects/5", method: "DELETE")
+        #expect(purge.status == 200)
+        #expect(try purge.json()["removedFromRedis"] as? Int == 1)
+        for index in [1, 2] {
+            var body = try await group.get(index, "/objects/5").body
+            // The notice reaches the others in well under a millisecond; bounded in tries.
+            for _ in 0..<10 where body == old.body {
+                try await Task.sleep(for: .milliseconds(10))
+                body = try await group.get(index, "/objects/5").body
+            }
+            #expect(body != old.body)
+            #expect(String(decoding: body, as: UTF8.self).contains("(revision 1)"))
+        }
+    }
+}

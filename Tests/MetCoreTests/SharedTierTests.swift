@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+
+@testable import MetCore
+
+/// Several instances over one shared tier (`FakeGroup`, on one manual clock): memory → disk →
+/// shared → upstream, one fetch per key for the whole group, purges and blocks told to every
+/// instance, one upstream budget, and each instance carrying on alone when the tier is down.
+@Suite("The shared tier")
+struct SharedTierTests {
+    /// Objects fresh for 100 s, stale-if-error 1,000 s after; one clock and one group for all.
+    private struct Group {
+        let time = ManualTime()
+        let group: FakeGroup
+
+        init() {
+            group = FakeGroup(time: time)
+        }
+
+        func instance(_ upstream: FakeUpstream, configure: (inout ServerConfiguration) -> Void = { _ in }) -> Harness {
+            Harness(upstream: upstream, shared: group.member(), time: time) { configuration in
+                configuration.searchAPI = .v1
+                configuration.freshness.object = 100
+                configuration.freshness.staleIfError = 1_000
+                configure(&configuration)
+            }
+        }
+    }
+
+    private static func record(_ id: Int, title: String = "Wheat Field with Cypresses") -> FakeUpstream {
+        FakeUpstream([Sample.objectKey(id): .json(Sample.object(id, title: title))])
+    }
+
+    @Test func whatOneInstanceFetchedTheOthersServeWithoutTheUpstream() async throws {
+        let group = Group()
+        let first = group.instance(Self.record(1))
+        let fetched = await first.get("/objects/1")
+        #expect(fetched.cacheOutcome == .miss)
+        #expect(group.group.keys == [Sample.objectKey(1)])
+
+        let upstream = FakeUpstream()
+        let second = group.instance(upstream)
+        group.time.advance(by: 30)
+        #expect(second.getImmediately("/objects/1") == nil)  // the shared tier is never asked on the loop
+        let shared = await second.get("/objects/1")
+        #expect(shared.status == 200)
+        #expect(shared.body == fetched.body)
+        #expect(shared.headers["ETag"] == fetched.headers["ETag"])
+        #expect(shared.headers["Cache-Status"] == "TheMet; hit; ttl=70; detail=redis")
+        #expect(shared.headers["Age"] == "30")
+        #expect(upstream.calls.isEmpty)
+        // Now the instance's own memory holds it.
+        #expect(second.getImmediately("/objects/1")?.cacheOutcome == .hit)
+        #expect(second.service.cache.statistics.sharedHits == 1)
+    }
+
+    @Test func whileOneInstanceFetchesAKeyTheOthersWaitForItsFillInsteadOfAskingToo() async throws {
+        let group = Group()
+        let leaderUpstream = Self.record(1)
+        let followerUpstream = Self.record(1)
+        let leader = group.instance(leaderUpstream)
+        let follower = group.instance(followerUpstream)
+        leaderUpstream.hold()
+        async let led = leader.get("/objects/1")
+        await leaderUpstream.waitForCalls(1)
+        async let followed = follower.get("/objects/1")
+        await waitUntil { group.group.waiting == 1 }
+        leaderUpstream.release()
+        let (first, second) = await (led, followed)
+        #expect(first.cacheOutcome == .miss)
+        #expect(second.cacheOutcome == .collapsed)
+        #expect(second.body == first.body)
+        #expect(leaderUpstream.calls.count == 1)
+        #expect(followerUpstream.calls.isEmpty)
+    }
+
+    @Test func theWaitersShareTheHoldersFailureInsteadOfEachAskingInTurn() async throws {
+        let group = Group()
+        let leaderUpstream = FakeUpstream([Sample.objectKey(1): .errorPage(503)])
+        let followerUpstream = Self.record(1)
+        let leader = group.instance(leaderUpstream)
+        let follower = group.instance(followerUpstream)
+        leaderUpstream.hold()
+        async let led = leader.get("/objects/1")
+        await leaderUpstream.waitForCalls(1)
+        async let followed = follower.get("/objects/1")
+        await waitUntil { group.group.waiting == 1 }
+        leaderUpstream.release()
+        let (first, second) = await (led, followed)
+        #expect(first.status == 503)
+        #expect(second.status == 503)
+        #expect(second.problemCode == first.problemCode)
+        #expect(followerUpstream.calls.isEmpty)
+    }
+
+    @Test func aLockWhoseHolderDiedExpiresAndTheNextInstanceFetches() async throws {
+        let group = Group()
+        let upstream = Self.record(1)
+        let instance = group.instance(upstream) { $0.requestTimeout = 30 }
+        // The lock lasts a fetch's timeout and a second: as long as a live holder could need it.
+        group.group.lockAsAGhost(Sample.objectKey(1), for: 31)
+        async let answer = instance.get("/objects/1")
+        // Each poll interval the instance looks again, and finds the ghost's lock still held.
+        for _ in 0..<8 {
+            await waitUntil { group.group.waiting == 1 }
+            group.time.advance(by: CachedFetcher.sharedPollInterval)
+        }
+        #expect(upstream.calls.isEmpty)
+        await waitUntil { group.group.waiting == 1 }
+        group.time.advance(by: 31)
+        let response = await answer
+        #expect(response.status == 200)
+        #expect(response.cacheOutcome == .miss)
+        #expect(upstream.calls.count == 1)
+    }
+
+    @Test func aWaitNeverOutlastsTheFetchTimeout() async throws {
+        let group = Group()
+        let upstream = Self.record(1)
+        let instance = group.instance(upstream) { $0.requestTimeout = 1 }
+        group.group.lockAsAGhost(Sample.objectKey(1), for: 600)
+        async let answer = instance.get("/objects/1")
+        for _ in 0..<4 {
+            await waitUntil { group.group.waiting == 1 }
+            group.time.advance(by: CachedFetcher.sharedPollInterval)
+        }
+        let response = await answer
+        #expect(response.status == 504)
+        #expect(upstream.calls.isEmpty)
+    }
+
+    @Test func withTheTierDownEachInstanceServesAndFetchesByItself() async throws {
+        let group = Group()
+        let first = group.instance(Self.record(1))
+        _ = await first.get("/objects/1")
+        group.group.isAvailable = false
+        // Its own memory still answers at once, and a miss still gets fetched.
+        #expect(first.getImmediately("/objects/1")?.cacheOutcome == .hit)
+        let upstream = Self.record(1)
+        let second = group.instance(upstream)
+        let fetched = await second.get("/objects/1")
+        #expect(fetched.status == 200)
+        #expect(fetched.cacheOutcome == .miss)
+        #expect(upstream.calls.count == 1)
+    }
+
+    @Test func aPurgeOnOneInstanceDropsTheOthersCopies() async throws {
+        let group = Group()
+        let first = group.instance(Self.record(1))
+        let secondUpstream = Self.record(1, title: "Retitled")
+        let second = group.instance(secondUpstream)
+        _ = await first.get("/objects/1")
+        #expect(await second.get("/objects/1").cacheOutcome == .sharedHit)
+        #expect(second.getImmediately("/objects/1")?.cacheOutcome == .hit)
+
+        var request = Request(method: "DELETE", target: "/cache/objects/1", headers: HTTPFields())
+        request.fromLoopback = true
+        let purge = await first.service.response(to: request)
+        #expect(purge.status == 200)
+        let document = try purge.jsonObject()
+        #expect(document["removedFromMemory"] as? Int == 1)
+        #expect(document["removedFromRedis"] as? Int == 1)
+        #expect(group.group.keys.isEmpty)
+        #expect(second.getImmediately("/objects/1") == nil)  // no longer in its memory
+        let refetched = await second.get("/objects/1")
+        #expect(refetched.cacheOutcome == .miss)
+        #expect(refetched.text.contains("Retitled"))
+    }
+
+    @Test func aBlockOneInstanceSeesStopsEveryInstance() async throws {
+        let group = Group()
+        let blockedUpstream = FakeUpstream([Sample.objectKey(1): .blockPage])
+        let otherUpstream = Self.record(2)
+        let first = group.instance(blockedUpstream)
+        let second = group.instance(otherUpstream)
+        #expect(await first.get("/objects/1").status == 503)
+        let refused = await second.get("/objects/2")
+        #expect(refused.status == 503)
+        #expect(otherUpstream.calls.isEmpty)
+        let health = try #require(second.getImmediately("/health")).jsonObject()
+        let upstream = health["upstream"] as? [String: Any]
+        #expect(upstream?["state"] as? String == "blocked")
+        // The block ends for both at the first's cool-down.
+        group.time.advance(by: 61)
+        #expect(await second.get("/objects/2").status == 200)
+    }
+
+    @Test func theGroupSharesOneBudget() async throws {
+        let group = Group()
+        let configure: (inout ServerConfiguration) -> Void = {
+            $0.upstreamRate = 1
+            $0.upstreamBurst = 2
+            $0.upstreamConcurrency = 8
+        }
+        let firstUpstream = FakeUpstream(
+            (1...4).reduce(into: [:]) { $0[Sample.objectKey($1)] = .json(Sample.object($1)) })
+        let secondUpstream = FakeUpstream(
+            (5...8).reduce(into: [:]) { $0[Sample.objectKey($1)] = .json(Sample.object($1)) })
+        let first = group.instance(firstUpstream, configure: configure)
+        let second = group.instance(secondUpstream, configure: configure)
+        // Each instance's own pacer would let its first two through; the group's budget lets two
+        // through in all.
+        async let a = first.get("/objects/1")
+        async let b = first.get("/objects/2")
+        async let c = second.get("/objects/5")
+        async let d = second.get("/objects/6")
+        await waitUntil { firstUpstream.calls.count + secondUpstream.calls.count == 2 }
+        #expect(group.group.tokensTaken == 2)
+        group.time.advance(by: 1)
+        await waitUntil { firstUpstream.calls.count + secondUpstream.calls.count == 3 }
+        group.time.advance(by: 1)
+        let answers = await [a, b, c, d]
+        #expect(answers.allSatisfy { $0.status == 200 })
+        #expect(group.group.tokensTaken == 4)
+    }
+
+    @Test func withTheTierDownTheFallbackRateApplies() async throws {
+        let group = Group()
+        group.group.isAvailable = false
+        let upstream = FakeUpstream((1...3).reduce(into: [:]) { $0[Sample.objectKey($1)] = .json(Sample.object($1)) })
+        let instance = group.instance(upstream) {
+            $0.upstreamRate = 4
+            $0.upstreamBurst = 3
+            $0.upstreamConcurrency = 8
+            $0.redisFallbackRate = 0.5
+        }
+        async let a = instance.get("/objects/1")
+        async let b = instance.get("/objects/2")
+        async let c = instance.get("/objects/3")
+        await waitUntil { upstream.calls.count == 1 }
+        group.time.advance(by: 1)
+        #expect(upstream.calls.count == 1)  // 4/s alone would have let all three through by now
+        group.time.advance(by: 1)
+        await waitUntil { upstream.calls.count == 2 }
+        group.time.advance(by: 2)
+        let answers = await [a, b, c]
+        #expect(answers.allSatisfy { $0.status == 200 })
+    }
+}

@@ -1,0 +1,32 @@
+import MetCore
+import Testing
+
+@testable import MetRedis
+
+@Suite struct SharedNoticeTests {
+    @Test(arguments: [
+        SharedNotice.fill(key: "/objects/1", outcome: .stored),
+        .fill(key: "search?q=a\nb", outcome: .abandoned),
+        .fill(key: "k", outcome: .failed(.timeout)),
+        .fill(key: "k", outcome: .failed(.blocked)),
+        .fill(key: "k", outcome: .failed(.status(502))),
+        .purge(key: "/objects/1\nfill\nstored"),
+        .block(until: 1_800_000_000.25),
+    ])
+    func roundTrips(_ notice: SharedNotice) {
+        #expect(SharedNotice(payload: notice.payload) == notice)
+    }
+
+    @Test func keepsTheKindOfAFailureButNotItsReason() {
+        let notice = SharedNotice.fill(key: "k", outcome: .failed(.unreachable("refused")))
+        guard case .fill(_, .failed(.unreachable)) = SharedNotice(payload: notice.payload) else {
+            Issue.record("an unreachable failure did not round-trip")
+            return
+        }
+    }
+
+    @Test(arguments: ["", "fill", "fill\nstored", "fill\nmaybe\nk", "purge\n", "block\nsoon", "block\n-1", "hello\nk"])
+    func ignoresWhatItDoesNotRead(_ text: String) {
+        #expect(SharedNotice(payload: Array(text.utf8)) == nil)
+    }
+}
