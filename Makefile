@@ -11,7 +11,7 @@ CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
 BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
-BENCH_TOOLS  = wrk:wrk nginx:nginx-light
+BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server
 
 .PHONY: deps test-deps build serve demo test test-unit test-tsan test-contract bench bench-smoke lint clean help fuzz
 

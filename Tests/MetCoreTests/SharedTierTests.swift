@@ -236,4 +236,32 @@ struct SharedTierTests {
         let answers = await [a, b, c]
         #expect(answers.allSatisfy { $0.status == 200 })
     }
+
+    @Test func aSyncRefreshesWhatTheGroupHoldsInsteadOfTakingItsOldCopyForFresh() async throws {
+        let group = Group()
+        let directory = TemporaryDirectory()
+        let upstream = Self.record(1)
+        let first = Harness(upstream: upstream, shared: group.group.member(), time: group.time) {
+            $0.searchAPI = .v1
+            $0.dataDirectory = directory.path
+        }
+        let second = group.instance(FakeUpstream())
+        let old = await first.get("/objects/1")
+        group.time.advance(by: 3_600)
+        let lookBack = first.configuration.freshness.object
+        upstream.answer(
+            .objectList(departmentIds: [], metadataDate: Synchronizer.day(of: group.time.now() - lookBack)),
+            with: .json(#"{"total":1,"objectIDs":[1]}"#))
+        upstream.answer(.object(id: 1), with: .json(Sample.object(1, title: "Changed")))
+
+        let report = try await first.service.sync().get()
+        #expect(report.refreshed == 1)
+        let refreshed = try #require(first.getImmediately("/objects/1"))
+        #expect(refreshed.text.contains("Changed"))
+        #expect(refreshed.body != old.body)
+        // The group now holds the new record: another instance gets it, not the old one.
+        let shared = await second.get("/objects/1")
+        #expect(shared.cacheOutcome == .sharedHit)
+        #expect(shared.body == refreshed.body)
+    }
 }

@@ -98,7 +98,7 @@ public final class MetService: Responder {
                 key: "/openapi.yaml", kind: .document, status: 200, body: openAPI, storedAt: startedAt,
                 policy: FreshnessPolicy(), compress: compress))
         synchronizer = Synchronizer(
-            client: client, cache: cache, disk: disk, fetcher: fetcher,
+            client: client, cache: cache, disk: disk, shared: shared, fetcher: fetcher,
             state: SyncState(directory: configuration.dataDirectory, logger: logger),
             lookBack: configuration.freshness.object, time: time, logger: logger)
         warmer = Warmer(fetcher: fetcher, searchAPI: configuration.searchAPI)

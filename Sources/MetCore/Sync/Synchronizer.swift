@@ -18,12 +18,16 @@ public struct SyncReport: Sendable, Equatable {
 /// most one object lifetime back: anything older has expired anyway), marks the cached ones
 /// among them expired in both tiers, and refreshes them through the pacer, the most recently
 /// used first (memory's, in its LRU order, which like eviction leaves entries of its newer half
-/// where they are; then the persistent tier's). Any thread; one run at a
-/// time is the caller's business (`MetService.sync`).
+/// where they are; then the persistent tier's). With a shared tier, the group's copies of the
+/// listed records are marked expired too (a copy stored before this run began may predate the
+/// change), so that neither this refresh nor another instance serves them as fresh; the next
+/// request for one that only the group holds refreshes it. Any thread; one run at a time is the
+/// caller's business (`MetService.sync`).
 final class Synchronizer: Sendable {
     private let client: MetClient
     private let cache: MemoryCache
     private let disk: (any PersistentTier)?
+    private let shared: (any SharedTier)?
     private let fetcher: CachedFetcher
     private let state: SyncState
     /// How far back a sync with no record of a previous one looks: the object lifetime, in seconds.
@@ -32,12 +36,13 @@ final class Synchronizer: Sendable {
     private let logger: Logger
 
     init(
-        client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, fetcher: CachedFetcher, state: SyncState,
-        lookBack: Double, time: any TimeSource, logger: Logger
+        client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, shared: (any SharedTier)?,
+        fetcher: CachedFetcher, state: SyncState, lookBack: Double, time: any TimeSource, logger: Logger
     ) {
         self.client = client
         self.cache = cache
         self.disk = disk
+        self.shared = shared
         self.fetcher = fetcher
         self.state = state
         self.lookBack = lookBack
@@ -74,6 +79,9 @@ final class Synchronizer: Sendable {
         for id in ids {
             let resource = MetResource.object(id: id)
             let key = resource.cacheKey
+            if let shared, case .found(let entry) = await shared.entry(for: key), entry.isFresh(at: now) {
+                shared.store(entry.expired(at: now))
+            }
             if let (entry, lastUse) = cache.peek(key) {
                 let expired = entry.isFresh(at: now) ? entry.expired(at: now) : entry
                 cache.store(expired)
