@@ -74,6 +74,25 @@ struct SharedTierTests {
         #expect(followerUpstream.calls.isEmpty)
     }
 
+    @Test func aFillThatLandsBetweenTheLookAndTheLockIsNotFetchedAgain() async throws {
+        let group = Group()
+        let other = group.instance(Self.record(1))
+        let upstream = Self.record(1)
+        let instance = group.instance(upstream)
+        // Another instance fetches and lets go of the lock after this one looked and missed.
+        _ = await other.get("/objects/1")
+        let entry = try #require(other.service.cache.entry(for: Sample.objectKey(1)))
+        var request = Request(method: "DELETE", target: "/cache/objects/1", headers: HTTPFields())
+        request.fromLoopback = true
+        _ = await other.service.response(to: request)
+        let member = group.group.member()
+        group.group.beforeNextLock { member.store(entry) }
+        let answer = await instance.get("/objects/1")
+        #expect(answer.status == 200)
+        #expect(answer.cacheOutcome == .collapsed)
+        #expect(upstream.calls.isEmpty)
+    }
+
     @Test func theWaitersShareTheHoldersFailureInsteadOfEachAskingInTurn() async throws {
         let group = Group()
         let leaderUpstream = FakeUpstream([Sample.objectKey(1): .errorPage(503)])

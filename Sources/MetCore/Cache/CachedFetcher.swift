@@ -177,6 +177,13 @@ final class CachedFetcher: EntryResolver {
             case .unavailable:
                 return await fetch(resource, key: key, standIn: standIn)
             case .acquired(let token):
+                // The previous holder may have stored the entry and let go between the look above
+                // and this lock: then it is there now, and fetching it again would be a duplicate.
+                if case .found(let entry) = await shared.entry(for: key), entry.isFresh(at: time.now()) {
+                    shared.release(key, token: token, outcome: .stored)
+                    keepLocally(entry)
+                    return .success(Fill(entry: entry, source: .sharedFill))
+                }
                 let result = await fetch(resource, key: key, standIn: standIn)
                 switch result {
                 case .success: shared.release(key, token: token, outcome: .stored)

@@ -17,6 +17,7 @@ final class FakeGroup: Sendable {
         var breaker = 0.0
         var nextToken = 0
         var tokensTaken = 0
+        var beforeNextLock: (@Sendable () -> Void)?
     }
 
     /// One member waiting for a key's fill: resumed once.
@@ -64,6 +65,12 @@ final class FakeGroup: Sendable {
     func lockAsAGhost(_ key: String, for seconds: Double) {
         let expires = time.now() + seconds
         state.withLock { $0.locks[key] = ("ghost", expires) }
+    }
+
+    /// Runs `action` once, just before the next lock is decided: what another instance did in
+    /// between a member's look and its lock.
+    func beforeNextLock(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.beforeNextLock = action }
     }
 
     /// Tokens of the budget granted so far.
@@ -138,6 +145,11 @@ final class FakeGroup: Sendable {
     }
 
     private func lock(_ key: String, for seconds: Double) -> SharedLock {
+        let action = state.withLock { state in
+            defer { state.beforeNextLock = nil }
+            return state.beforeNextLock
+        }
+        action?()
         let now = time.now()
         return state.withLock { state in
             guard state.available else { return .unavailable }
