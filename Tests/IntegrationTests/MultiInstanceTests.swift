@@ -47,7 +47,10 @@ struct MultiInstanceTests {
         #expect(try await group.upstreamStats().total == 1)
         let health = try await group.get(1, "/health").json()
         #expect((health["cache"] as? [String: Any])?["redisHits"] as? Int == 1)
-        let metrics = String(decoding: try await group.get(1, "/metrics").body, as: UTF8.self)
+        let scrape = try await group.get(1, "/metrics").body
+        let (status, output) = try MetricsRouteTests.check(scrape)
+        #expect(status == 0, "promtool: \(output)")
+        let metrics = String(decoding: scrape, as: UTF8.self)
         #expect(metrics.contains("themet_redis_up 1"))
         #expect(metrics.contains(#"themet_cache_lookups_total{result="hit",tier="redis"} 1"#))
     }
@@ -160,6 +163,27 @@ struct MultiInstanceTests {
         #expect(try await group.get(1, "/objects/900").header("Cache-Status")?.hasSuffix("detail=redis") == true)
         #expect(try await group.upstreamStats().total == before + 1)
         #expect(group.instances[0].standardError.contains("redis: reconnected to"))
+    }
+
+    @Test func aRedisThatStopsAnsweringCostsEachRequestAtMostTheTimeoutAndIsThenLeftAlone() async throws {
+        let redis = try await RedisServer.own()
+        let group = try await InstanceGroup.start(
+            1, redis: redis, fake: ["--synthetic", "1000"],
+            themet: Self.unpaced + ["--redis-fallback-rate", "200", "--redis-timeout", "50ms"])
+        #expect(try await group.get(0, "/objects/1").status == 200)
+        // Stopped, not killed: the connection stays open and nothing answers on it.
+        redis.pause()
+        for id in 1...30 {
+            #expect(try await group.get(0, "/objects/\(id)").status == 200)
+        }
+        let health = try await group.redisHealth(0)
+        #expect(health["state"] as? String == "down")
+        #expect((health["lastError"] as? String)?.contains("no answer within 50 ms") == true)
+        // Once the link is down, calls fail at once instead of each waiting out the timeout.
+        #expect((health["unavailable"] as? Int ?? 0) > 0)
+        redis.resume()
+        try await group.waitUntilConnected()
+        #expect(try await group.upstreamStats().total == 30)
     }
 
     @Test func aPurgeOnOneInstanceReachesTheOthers() async throws {

@@ -68,7 +68,22 @@ final class RedisServer: Sendable {
         process.waitUntilExit()
     }
 
-    deinit { kill() }
+    /// Stops the server (SIGSTOP): its connections stay open, and nothing answers on them.
+    func pause() {
+        guard let process = process.withLock({ $0 }) else { return }
+        Glibc.kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    func resume() {
+        guard let process = process.withLock({ $0 }) else { return }
+        Glibc.kill(process.processIdentifier, SIGCONT)
+    }
+
+    deinit {
+        resume()
+        kill()
+    }
 
     /// A port the OS had free a moment ago (it may be taken again before redis-server binds it:
     /// then `start` fails and says so).
