@@ -60,7 +60,7 @@ demo: build
 test: test-deps lint
 	$(SWIFT) build --build-tests
 	Tests/with-redis $(SWIFT) test --skip-build
-	$(MAKE) test-contract
+	Tests/with-redis $(MAKE) test-contract
 
 ## The running server against openapi.yaml, with schemathesis (from PyPI, in a venv under .build).
 test-contract: deps $(CONTRACT_VENV)/bin/schemathesis
