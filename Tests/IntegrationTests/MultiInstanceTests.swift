@@ -178,7 +178,7 @@ struct MultiInstanceTests {
         }
         let health = try await group.redisHealth(0)
         #expect(health["state"] as? String == "down")
-        #expect((health["lastError"] as? String)?.contains("no answer within 50 ms") == true)
+        #expect((health["lastError"] as? String)?.contains("no answer within") == true)
         // Once the link is down, calls fail at once instead of each waiting out the timeout.
         #expect((health["unavailable"] as? Int ?? 0) > 0)
         redis.resume()
