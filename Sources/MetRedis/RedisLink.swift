@@ -11,8 +11,11 @@ import MetCore
 /// `send`, `after`). A call gets its answer, or nil when the link is not ready, the connection
 /// breaks, or no answer came within `timeout` seconds. A call that times out drops both
 /// connections: a Redis that is slow once is treated as down until it answers again, so that no
-/// later request waits on it. The link reconnects by itself with back-off (0.1 s doubling to 5 s)
-/// and logs each change of state once.
+/// later request waits on it. The link reconnects by itself with back-off (0.1 s doubling to 5 s,
+/// back to 0.1 s only after it stayed up for 5 s, so that a flapping Redis is not hammered) and
+/// logs each change of state once. It is ready once `PING` answers and the subscription is
+/// confirmed. A host name is resolved on a thread of its own, so that a slow DNS never holds up
+/// the loop (and with it every call's timeout).
 final class RedisLink: @unchecked Sendable {
     struct Settings: Sendable {
         var address: RedisAddress
@@ -66,6 +69,15 @@ final class RedisLink: @unchecked Sendable {
     /// Whether a loss has been logged since the link was last ready (one line per change of state).
     private var lossLogged = false
     private var backoff = RedisLink.firstBackoff
+    /// The connection attempt under way: when it began (monotonic seconds), the `PING` round
+    /// trip once answered, whether the subscription is confirmed, whether a name is being
+    /// resolved. Redis thread only.
+    private var attemptStarted = 0.0
+    private var pingRoundTrip: Double?
+    private var subscribed = false
+    private var resolving = false
+    /// When the link last became ready, monotonic seconds.
+    private var readySince = 0.0
     private let jobs = JobQueue()
     private let figures: Locked<SharedTierStatus>
     /// Told each payload published on the channel, on the Redis thread. Set before `start()`.
@@ -77,6 +89,8 @@ final class RedisLink: @unchecked Sendable {
     static let longestBackoff = 5.0
     /// Seconds between two round-trip measurements (`PING`).
     static let pingInterval = 1.0
+    /// Seconds the link must stay ready before a loss starts the back-off from the beginning.
+    static let stableSeconds = 5.0
 
     init(settings: Settings, logger: Logger) throws(RedisError) {
         _ = Self.threadSupport
@@ -254,14 +268,78 @@ final class RedisLink: @unchecked Sendable {
         }
     }
 
-    /// Opens both connections and sends the set-up calls; the link is ready once `PING` answers.
+    /// Starts a connection attempt: at once for an IP address or a Unix socket; for a host name,
+    /// once a thread of its own has resolved it (hiredis would resolve it on this loop, blocking).
     private func connect() {
-        guard commands == nil, subscriber == nil else { return }
+        guard commands == nil, subscriber == nil, !resolving else { return }
+        attemptStarted = Self.monotonic()
+        pingRoundTrip = nil
+        subscribed = false
+        guard case .tcp(let host, let port) = settings.address.endpoint, !Self.isNumeric(host) else {
+            return open(settings.address.endpoint)
+        }
+        resolving = true
+        let thread = Thread { [self] in
+            let address = Self.resolve(host)
+            execute { [self] in
+                resolving = false
+                guard let address else { return lose("cannot resolve \(host)") }
+                open(.tcp(host: address, port: port))
+            }
+        }
+        thread.name = "redis-resolve"
+        thread.start()
+    }
+
+    private static func isNumeric(_ host: String) -> Bool {
+        var bytes = in6_addr()
+        return inet_pton(AF_INET, host, &bytes) == 1 || inet_pton(AF_INET6, host, &bytes) == 1
+    }
+
+    /// The first IPv4 address `host` resolves to (else its first IPv6 one), as text; nil when it
+    /// resolves to none. IPv4 first: a Redis bound to 127.0.0.1 is the usual case, and `localhost`
+    /// often lists ::1 first. Blocks.
+    private static func resolve(_ host: String) -> String? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var results: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &results) == 0, var first = results else { return nil }
+        defer { freeaddrinfo(results) }
+        var candidate: UnsafeMutablePointer<addrinfo>? = results
+        while let entry = candidate {
+            if entry.pointee.ai_family == AF_INET {
+                first = entry
+                break
+            }
+            candidate = entry.pointee.ai_next
+        }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = first.pointee.ai_family
+        let written: UnsafePointer<CChar>?
+        switch family {
+        case AF_INET:
+            var raw = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+            written = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+        case AF_INET6:
+            var raw = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                $0.pointee.sin6_addr
+            }
+            written = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+        default:
+            written = nil
+        }
+        guard written != nil else { return nil }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Opens both connections to `endpoint` and sends the set-up calls.
+    private func open(_ endpoint: RedisAddress.Endpoint) {
         let address = settings.address
         // A failure to open either loses the link, which lets go of the other.
-        guard let commands = open(address) else { return }
+        guard let commands = context(for: endpoint) else { return }
         self.commands = commands
-        guard let subscriber = open(address) else { return }
+        guard let subscriber = context(for: endpoint) else { return }
         self.subscriber = subscriber
         let setUpLimit = max(settings.timeout, 1)
         if let password = address.password {
@@ -278,18 +356,19 @@ final class RedisLink: @unchecked Sendable {
         let started = Self.monotonic()
         send([Array("PING".utf8)], limit: setUpLimit, whileConnecting: true) { [self] reply in
             guard reply == .status("PONG") else { return expectOK(reply, "PING") }
-            becomeReady(roundTrip: Self.monotonic() - started)
+            pingRoundTrip = Self.monotonic() - started
+            becomeReadyWhenSet()
         }
         _ = Self.command(
             subscriber, [Array("SUBSCRIBE".utf8), Array(settings.channel.utf8)], callback: Self.published,
             privdata: nil)
     }
 
-    /// A new context for `address`, attached to the loop; nil (and the link lost) when hiredis
+    /// A new context for `endpoint`, attached to the loop; nil (and the link lost) when hiredis
     /// cannot even start connecting.
-    private func open(_ address: RedisAddress) -> UnsafeMutablePointer<redisAsyncContext>? {
+    private func context(for endpoint: RedisAddress.Endpoint) -> UnsafeMutablePointer<redisAsyncContext>? {
         let context: UnsafeMutablePointer<redisAsyncContext>?
-        switch address.endpoint {
+        switch endpoint {
         case .tcp(let host, let port): context = redisAsyncConnect(host, Int32(port))
         case .unix(let path): context = redisAsyncConnectUnix(path)
         }
@@ -344,9 +423,17 @@ final class RedisLink: @unchecked Sendable {
         }
     }
 
-    private func becomeReady(roundTrip: Double) {
+    /// The subscriber's `["subscribe", channel, count]`: notices reach this instance from now on.
+    private func subscriptionConfirmed() {
+        subscribed = true
+        becomeReadyWhenSet()
+    }
+
+    /// Ready once both set-ups are done: `PING` answered, subscription confirmed.
+    private func becomeReadyWhenSet() {
+        guard !ready, subscribed, let roundTrip = pingRoundTrip, commands != nil else { return }
         ready = true
-        backoff = Self.firstBackoff
+        readySince = Self.monotonic()
         let wasLost = lossLogged
         lossLogged = false
         figures.withLock {
@@ -362,7 +449,10 @@ final class RedisLink: @unchecked Sendable {
     private func lose(_ reason: String) {
         let wasReady = ready
         ready = false
+        let calls = pending[head...]
+        let unanswered = calls.count { !$0.isFinished }
         figures.withLock {
+            $0.unavailable += unanswered
             if wasReady { $0.disconnects += 1 }
             $0.connected = false
             $0.lastError = reason
@@ -371,7 +461,6 @@ final class RedisLink: @unchecked Sendable {
             lossLogged = true
             logger.warning("redis \(settings.address): \(reason); \(settings.downNotice)")
         }
-        let calls = pending[head...]
         pending = []
         head = 0
         for call in calls { call.finish(nil) }
@@ -381,6 +470,7 @@ final class RedisLink: @unchecked Sendable {
         commands = nil
         subscriber = nil
         for context in doomed { redisAsyncFree(context) }
+        if wasReady, Self.monotonic() - readySince >= Self.stableSeconds { backoff = Self.firstBackoff }
         if event_pending(reconnectEvent, Int16(EV_TIMEOUT), nil) == 0 {
             var delay = Self.timeval(backoff)
             event_add(reconnectEvent, &delay)
@@ -388,8 +478,12 @@ final class RedisLink: @unchecked Sendable {
         }
     }
 
-    /// The ping event: measures the round trip (and, through the timeout, notices a stuck Redis).
+    /// The ping event: measures the round trip (and, through the timeout, notices a stuck Redis);
+    /// drops an attempt whose subscription was not confirmed within the set-up limit.
     private func ping() {
+        if !ready, commands != nil, !subscribed, Self.monotonic() - attemptStarted > max(settings.timeout, 1) {
+            return lose("the subscription was not confirmed")
+        }
         guard ready else { return }
         let started = Self.monotonic()
         send([Array("PING".utf8)], limit: settings.timeout, whileConnecting: false) { [self] reply in
@@ -405,10 +499,11 @@ final class RedisLink: @unchecked Sendable {
             -> Void = { context, reply, _ in
                 guard let reply, let data = context?.pointee.data else { return }
                 let answer = RedisReply(UnsafePointer(reply.assumingMemoryBound(to: redisReply.self)))
-                guard case .array(let parts) = answer, parts.count == 3, parts[0] == .string(Array("message".utf8)),
-                    case .string(let payload) = parts[2]
-                else { return }
-                RedisLink.link(data).onMessage?(payload)
+                guard case .array(let parts) = answer, parts.count == 3 else { return }
+                let link = RedisLink.link(data)
+                if parts[0] == .string(Array("subscribe".utf8)) { return link.subscriptionConfirmed() }
+                guard parts[0] == .string(Array("message".utf8)), case .string(let payload) = parts[2] else { return }
+                link.onMessage?(payload)
             }
 
     private static func monotonic() -> Double {

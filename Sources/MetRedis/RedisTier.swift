@@ -32,7 +32,6 @@ public final class RedisTier: SharedTier {
     private let prefix: String
     private let channel: [UInt8]
     private let time: any TimeSource
-    private let logger: Logger
     /// Tasks in `awaitFill`, by cache key, then by waiter.
     private let waiters = Locked([String: [UInt64: Waiter]]())
     private let nextWaiter = Locked<UInt64>(0)
@@ -51,7 +50,6 @@ public final class RedisTier: SharedTier {
         self.prefix = prefix
         channel = Array((prefix + "events").utf8)
         self.time = time
-        self.logger = logger
         link = try RedisLink(
             settings: RedisLink.Settings(
                 address: address, timeout: timeout, channel: prefix + "events", downNotice: downNotice),
@@ -70,11 +68,9 @@ public final class RedisTier: SharedTier {
     public func entry(for key: String) async -> SharedLookup {
         switch await link.call([Self.get, entryKey(key)]) {
         case .string(let record):
-            if let entry = CacheEntry(record: record, key: key) { return .found(entry) }
-            // Another version's record, or damage: a miss, and gone for everyone.
-            logger.warning("redis: the entry for \(key) is not a record this server reads; removed")
-            link.send([Self.del, entryKey(key)])
-            return .missing
+            // Another version's record (a rolling upgrade), or damage: a miss, which the fetch
+            // that follows overwrites. Not removed: an instance of the other version reads it.
+            return CacheEntry(record: record, key: key).map(SharedLookup.found) ?? .missing
         case .null: return .missing
         default: return .unavailable
         }
@@ -205,7 +201,6 @@ public final class RedisTier: SharedTier {
 
     private static let get = Array("GET".utf8)
     private static let set = Array("SET".utf8)
-    private static let del = Array("DEL".utf8)
     private static let px = Array("PX".utf8)
     private static let nx = Array("NX".utf8)
 }

@@ -32,7 +32,7 @@ struct MultiInstanceTests {
 
     @Test func aMissOnOneInstanceIsAHitOnTheOthersWithoutTheUpstream() async throws {
         let group = try await InstanceGroup.start(
-            redis: try await RedisServer.shared(), fake: ["--synthetic", "1000"], themet: Self.unpaced)
+            redis: try await RedisServer.shared(), byName: true, fake: ["--synthetic", "1000"], themet: Self.unpaced)
         let first = try await group.get(0, "/objects/42")
         #expect(first.header("Cache-Status") == "TheMet; fwd=uri-miss; stored")
         for index in [1, 2] {

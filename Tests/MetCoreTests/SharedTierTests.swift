@@ -133,19 +133,23 @@ struct SharedTierTests {
         #expect(upstream.calls.count == 1)
     }
 
-    @Test func aWaitNeverOutlastsTheFetchTimeout() async throws {
+    @Test func aWaitThatLastsAWholeFetchTimeoutEndsInAFetchOfItsOwn() async throws {
         let group = Group()
         let upstream = Self.record(1)
         let instance = group.instance(upstream) { $0.requestTimeout = 1 }
+        // A lock still held after any live holder would have finished: its release was lost.
         group.group.lockAsAGhost(Sample.objectKey(1), for: 600)
         async let answer = instance.get("/objects/1")
-        for _ in 0..<4 {
+        for _ in 0..<3 {
             await waitUntil { group.group.waiting == 1 }
+            #expect(upstream.calls.isEmpty)
             group.time.advance(by: CachedFetcher.sharedPollInterval)
         }
+        await waitUntil { group.group.waiting == 1 }
+        group.time.advance(by: CachedFetcher.sharedPollInterval)
         let response = await answer
-        #expect(response.status == 504)
-        #expect(upstream.calls.isEmpty)
+        #expect(response.status == 200)
+        #expect(upstream.calls.count == 1)
     }
 
     @Test func withTheTierDownEachInstanceServesAndFetchesByItself() async throws {

@@ -150,7 +150,9 @@ final class CachedFetcher: EntryResolver {
     /// that takes the key's lock fetches and the others wait for its notice (or poll every
     /// `sharedPollInterval`) and read the entry it stored, sharing its failure if it failed. A lock
     /// whose holder died expires, and the next to try takes it. Whenever the tier is unavailable,
-    /// this instance fetches by itself. The wait ends with `.timeout` at the fetch's own deadline.
+    /// this instance fetches by itself, and so it does when the wait has lasted a whole fetch
+    /// timeout (as long as a live holder can take): the holder's release or entry was lost, and
+    /// the lock has yet to expire.
     private func fillFromGroup(
         _ resource: MetResource, key: String, refreshing: Bool, shared: any SharedTier, kept: CacheEntry?
     ) async -> Result<Fill, UpstreamError> {
@@ -193,7 +195,7 @@ final class CachedFetcher: EntryResolver {
                 return result
             case .held:
                 let now = time.now()
-                guard now < deadline else { return failed(.timeout, standIn: standIn) }
+                guard now < deadline else { return await fetch(resource, key: key, standIn: standIn) }
                 let wake = min(now + Self.sharedPollInterval, deadline)
                 switch await shared.awaitFill(key, freshAt: now, until: wake) {
                 case .found(let entry):

@@ -102,8 +102,11 @@ struct InstanceGroup: Sendable {
     let redis: RedisServer
 
     static func start(
-        _ count: Int = 3, redis: RedisServer, fake fakeArguments: [String] = [], themet themetArguments: [String] = []
+        _ count: Int = 3, redis: RedisServer, byName: Bool = false, fake fakeArguments: [String] = [],
+        themet themetArguments: [String] = []
     ) async throws -> InstanceGroup {
+        // By name: `localhost`, which the server resolves off its loop, instead of 127.0.0.1.
+        let url = byName ? "redis://localhost:\(redis.port)" : redis.url
         let fake = try await RunningProcess(
             BuiltProducts.fixtureServer, ["--port", "0", "--fixtures", BuiltProducts.fixtures.path] + fakeArguments)
         let prefix = "test-\(UUID().uuidString.prefix(8)):"
@@ -116,7 +119,7 @@ struct InstanceGroup: Sendable {
                     BuiltProducts.themet,
                     [
                         "serve", "--port", "0", "--upstream", fake.baseURL, "--data-dir", dataDirectory, "--loops", "1",
-                        "--redis", redis.url, "--redis-prefix", prefix,
+                        "--redis", url, "--redis-prefix", prefix,
                     ] + themetArguments))
         }
         let group = InstanceGroup(fake: fake, instances: instances, redis: redis)
