@@ -54,9 +54,13 @@ struct SharedTierTests {
         #expect(second.service.cache.statistics.sharedHits == 1)
     }
 
-    @Test func whileOneInstanceFetchesAKeyTheOthersWaitForItsFillInsteadOfAskingToo() async throws {
+    /// `/objects/1` on two instances of one group: the leader's upstream (answering from
+    /// `leaderUpstream`) is held until the follower waits for the leader's fill, then released.
+    /// Returns both answers and the follower's upstream, which should see no call.
+    private static func leaderAndFollower(
+        _ leaderUpstream: FakeUpstream
+    ) async -> (led: Response, followed: Response, followerUpstream: FakeUpstream) {
         let group = Group()
-        let leaderUpstream = Self.record(1)
         let followerUpstream = Self.record(1)
         let leader = group.instance(leaderUpstream)
         let follower = group.instance(followerUpstream)
@@ -67,6 +71,12 @@ struct SharedTierTests {
         await waitUntil { group.group.waiting == 1 }
         leaderUpstream.release()
         let (first, second) = await (led, followed)
+        return (first, second, followerUpstream)
+    }
+
+    @Test func whileOneInstanceFetchesAKeyTheOthersWaitForItsFillInsteadOfAskingToo() async throws {
+        let leaderUpstream = Self.record(1)
+        let (first, second, followerUpstream) = await Self.leaderAndFollower(leaderUpstream)
         #expect(first.cacheOutcome == .miss)
         #expect(second.cacheOutcome == .collapsed)
         #expect(second.body == first.body)
@@ -94,18 +104,8 @@ struct SharedTierTests {
     }
 
     @Test func theWaitersShareTheHoldersFailureInsteadOfEachAskingInTurn() async throws {
-        let group = Group()
-        let leaderUpstream = FakeUpstream([Sample.objectKey(1): .errorPage(503)])
-        let followerUpstream = Self.record(1)
-        let leader = group.instance(leaderUpstream)
-        let follower = group.instance(followerUpstream)
-        leaderUpstream.hold()
-        async let led = leader.get("/objects/1")
-        await leaderUpstream.waitForCalls(1)
-        async let followed = follower.get("/objects/1")
-        await waitUntil { group.group.waiting == 1 }
-        leaderUpstream.release()
-        let (first, second) = await (led, followed)
+        let (first, second, followerUpstream) = await Self.leaderAndFollower(
+            FakeUpstream([Sample.objectKey(1): .errorPage(503)]))
         #expect(first.status == 503)
         #expect(second.status == 503)
         #expect(second.problemCode == first.problemCode)
