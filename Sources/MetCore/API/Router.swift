@@ -98,8 +98,8 @@ struct Router: Sendable {
             if isHead { widget.search?.store = false }
             return .widget(widget, Presentation(route, for: request))
         case .open(let text):
-            let asJSON = try Self.openFormat(
-                target, allowing: text == nil ? Self.openLinkParameters : Self.openIDParameters)
+            let asJSON = try target.redirectFormat(
+                allowing: text == nil ? Self.openLinkParameters : Self.openIDParameters)
             let id: Int
             if let text {
                 id = try ObjectID.parse(text)
@@ -236,18 +236,5 @@ struct Router: Sendable {
         var seen = Set<String>()
         let items = target.query.reversed().filter { known.contains($0.name) && seen.insert($0.name).inserted }
         return .search(api, filters: items, q: target.value(of: "q"))
-    }
-
-    /// `format`: absent (a redirect) or `json`; other parameters than `allowed` are refused.
-    static func openFormat(_ target: RequestTarget, allowing allowed: Set<String>) throws(Problem) -> Bool {
-        try target.allowOnly(allowed)
-        for name in allowed where target.query.filter({ $0.name == name }).count > 1 {
-            throw Problem(.invalidParameter, "\(name) is given more than once.", parameter: name)
-        }
-        guard let format = target.value(of: "format") else { return false }
-        guard format == "json" else {
-            throw Problem(.invalidParameter, "format must be json (or absent, for a redirect).", parameter: "format")
-        }
-        return true
     }
 }

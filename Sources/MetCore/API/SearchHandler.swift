@@ -78,90 +78,24 @@ final class SearchHandler: Sendable {
         renders.kept(for: PageRequest(query: query, api: api))
     }
 
-    /// The HTTP response for a hydrated page: a JSON body rendered once per distinct page and
-    /// kept (`RenderCache`), in gzip for clients that accept it; an ETag derived from its parts'
-    /// ETags, so a 304 renders nothing; cacheable for as long as the ID lists stay fresh, unless
-    /// something is still pending. A complete page is also kept for its query, with what it was
-    /// made from, so that asking again checks its entries instead of making it again.
+    /// The HTTP response for a hydrated page (see `Presenter.composite`): its ETag and freshness
+    /// those of its ID lists, `no-store` while something is pending. A complete page is also kept
+    /// for its query, with what it was made from, so that asking again checks its entries instead
+    /// of making it again.
     func response(
         _ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation, at now: Double
     ) -> Response {
         let (result, page, lists, outcome) = (hydrated.result, hydrated.page, hydrated.lists, hydrated.outcome)
-        let key = result.renderKey(query: query, lists: lists)
-        let identityETag = ETag.strong(for: key.utf8)
-        // A page with pending objects changes as they arrive: rendered for this request alone.
-        guard result.pending.isEmpty else {
-            let freshness = Freshness(lists, at: now)
-            if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: identityETag) {
-                return Response(
-                    status: 304, headers: freshness.headers(etag: identityETag, outcome, complete: false),
-                    cacheOutcome: outcome)
-            }
-            var fields = freshness.headers(etag: identityETag, outcome, complete: false)
-            fields.append("Content-Type", Response.jsonContentType)
-            return Response(status: 200, headers: fields, body: body(result, page, query), cacheOutcome: outcome)
+        let (response, rendered) = presenter.composite(
+            key: result.renderKey(query: query, lists: lists), complete: result.pending.isEmpty, bounds: lists,
+            outcome: outcome, renders: renders, presentation, at: now
+        ) { body(result, page, query) }
+        if let rendered {
+            renders.keep(
+                Renders.Kept(rendered, madeFrom: hydrated.sources),
+                for: PageRequest(query: query, api: hydrated.api))
         }
-        if !presentation.acceptsGzip, let ifNoneMatch = presentation.ifNoneMatch,
-            ETag.ifNoneMatch(ifNoneMatch, matches: identityETag)
-        {
-            return Response(
-                status: 304, headers: Freshness(lists, at: now).headers(etag: identityETag, outcome, complete: true),
-                cacheOutcome: outcome)
-        }
-        let rendered = renders.rendered(key, gzip: true) { (body(result, page, query), identityETag) }
-        renders.keep(
-            Renders.Kept(rendered, madeFrom: hydrated.sources),
-            for: PageRequest(query: query, api: hydrated.api))
-        return response(rendered, lists: lists, outcome: outcome, presentation, at: now)
-    }
-
-    /// The response for a complete page's render, made from the ID-list entries `lists` with the
-    /// least cached `outcome` among its entries. A plain hit shares one response a second, as an
-    /// object hit does.
-    func response(
-        _ rendered: Renders.Rendered, lists: [CacheEntry], outcome: CacheOutcome, _ presentation: Presentation,
-        at now: Double
-    ) -> Response {
-        let freshness = Freshness(lists, at: now)
-        let gzip = presentation.acceptsGzip && rendered.gzipped != nil
-        let etag = gzip ? rendered.gzippedETag ?? rendered.etag : rendered.etag
-        func make() -> Response {
-            var fields = freshness.headers(etag: etag, outcome, complete: true)
-            if rendered.gzipped != nil { fields.append("Vary", "Accept-Encoding") }
-            if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
-                return Response(status: 304, headers: fields, cacheOutcome: outcome)
-            }
-            fields.append("Content-Type", Response.jsonContentType)
-            if gzip { fields.append("Content-Encoding", "gzip") }
-            return Response(
-                status: 200, headers: fields, body: gzip ? rendered.gzipped ?? rendered.body : rendered.body,
-                cacheOutcome: outcome)
-        }
-        guard outcome == .hit, presentation.ifNoneMatch == nil else { return make() }
-        return rendered.responses.response(
-            second: Int(now.rounded(.down)), age: freshness.age, ttl: freshness.ttl, gzip: gzip, make: make)
-    }
-
-    /// How long a page stays fresh and how old it is: those of its ID lists, in whole seconds.
-    private struct Freshness {
-        var ttl: Int
-        var age: Int
-
-        init(_ lists: [CacheEntry], at now: Double) {
-            let freshUntil = lists.map(\.freshUntil).min() ?? now
-            let storedAt = lists.map(\.storedAt).min() ?? now
-            ttl = Int((freshUntil - now).rounded(.down))
-            age = max(0, Int((now - storedAt).rounded(.down)))
-        }
-
-        func headers(etag: String, _ outcome: CacheOutcome, complete: Bool) -> HTTPFields {
-            var headers = HTTPFields(capacity: 10)
-            headers.append("Cache-Control", complete ? "public, max-age=\(max(0, ttl))" : "no-store")
-            headers.append("Age", String(age))
-            headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: max(0, ttl)))
-            headers.append("ETag", etag)
-            return headers
-        }
+        return response
     }
 
     /// The page's JSON body.
@@ -198,7 +132,8 @@ struct SearchPipeline: Pipeline {
             self.kept = nil
             if let lists = kept.lists(in: resolutions) {
                 return .respond(
-                    steps.handler.response(kept.rendered, lists: lists, outcome: .hit, presentation, at: now))
+                    steps.handler.presenter.response(kept.rendered, bounds: lists, outcome: .hit, presentation, at: now)
+                )
             }
             return advance([], at: now)  // Something changed: the search's steps, from the start.
         }

@@ -28,9 +28,9 @@ public struct SearchQuery: Sendable, Hashable {
     /// The largest page size.
     public static let maxLimit = 100
     /// The default wait for uncached objects, in milliseconds.
-    public static let defaultWaitMilliseconds = 5_000
+    public static let defaultWaitMilliseconds = WaitParameter.defaultMilliseconds
     /// The longest wait a client may ask for, in milliseconds.
-    public static let maxWaitMilliseconds = 30_000
+    public static let maxWaitMilliseconds = WaitParameter.maxMilliseconds
 
     /// The boolean filters, as the Met names them.
     static let booleanFilters: Set<String> = [
@@ -171,16 +171,8 @@ public struct SearchQuery: Sendable, Hashable {
             sort = order
         }
         fields = try value("fields").map { (text) throws(Problem) in try FieldList(parsing: text).names }
-        wait = Double(Self.defaultWaitMilliseconds) / 1_000
+        wait = try WaitParameter.seconds(value("wait"))
         waitGiven = value("wait") != nil
-        if let text = value("wait") {
-            guard let number = Self.integer(text), number <= Self.maxWaitMilliseconds else {
-                throw Problem(
-                    .invalidParameter, "wait must be milliseconds from 0 to \(Self.maxWaitMilliseconds).",
-                    parameter: "wait")
-            }
-            wait = Double(number) / 1_000
-        }
         store = true
         if let text = value("store") {
             guard text == "true" || text == "false" else {

@@ -45,22 +45,10 @@ struct SearchResult {
         json.member("offset", int: query.offset)
         json.member("limit", int: query.limit)
         json.member("sort", string: query.sort.rawValue)
-        json.key("objects")
-        json.beginArray()
-        for entry in objects {
-            if let fields = query.fields, let projected = JSONProjection.project(entry.body, fields: fields) {
-                json.raw(projected)
-            } else {
-                json.raw(entry.body)
-            }
-        }
-        json.endArray()
-        for (name, ids) in [("missing", missing), ("withoutImage", withoutImage), ("pending", pending)] {
-            json.key(name)
-            json.beginArray()
-            for id in ids { json.int(id) }
-            json.endArray()
-        }
+        json.records("objects", objects, fields: query.fields)
+        json.ids("missing", missing)
+        json.ids("withoutImage", withoutImage)
+        json.ids("pending", pending)
         json.key("next")
         if let next { json.string(next) } else { json.null() }
         json.endObject()

@@ -77,13 +77,7 @@ struct SearchSteps: Sendable {
                 if case .entry(let entry, let how) = resolution {
                     entries[id] = entry
                     sources.append(entry)
-                    // A record fetched in the background shows as stored whether it led or joined its
-                    // fetch; one read from the disk or the shared tier, or served stale, says so.
-                    switch how {
-                    case .hit: break
-                    case .diskHit, .sharedHit, .revalidating, .stale: outcome = Presenter.combine(outcome, how)
-                    case .miss, .collapsed, .none: outcome = Presenter.combine(outcome, .miss)
-                    }
+                    outcome = Presenter.combine(outcome, Presenter.shownInComposite(how))
                 } else {
                     outcome = Presenter.combine(outcome, .miss)
                 }
