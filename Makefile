@@ -9,17 +9,21 @@ TEST_APT_PACKAGES = prometheus redis-server
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
+# The Python tests' venv (jsonschema, iiif-prezi3: Tests/Python/requirements.txt).
+PYTHON_VENV   = .build/python-venv
 BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
 BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server
 
-.PHONY: deps test-deps build serve demo test test-unit test-tsan test-contract bench bench-smoke lint clean help fuzz
+.PHONY: deps test-deps build serve demo test test-unit test-tsan test-contract test-python bench bench-smoke lint clean \
+	help fuzz
 
 help:
 	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
 	@echo "make demo    start themet with the bundled Fixtures/ as its upstream (offline)"
-	@echo "make test    build and run every test (unit, integration, contract)"
+	@echo "make test    build and run every test (unit, integration, contract, Python)"
 	@echo "make test-tsan  the same tests under ThreadSanitizer (CI runs both)"
+	@echo "make test-python  the IIIF manifests against their JSON schema (part of make test)"
 	@echo "make bench   themet vs nginx proxy_cache on loopback, a few minutes (BENCH_ARGS='--markdown FILE')"
 	@echo "make bench-smoke  the same benchmark in seconds, no thresholds (CI runs it)"
 	@echo "make fuzz    the libFuzzer harnesses in Fuzz/, FUZZ_SECONDS (60) each (FUZZ_HARNESSES='request-head')"
@@ -61,6 +65,19 @@ test: test-deps lint
 	$(SWIFT) build --build-tests
 	Tests/with-redis $(SWIFT) test --skip-build
 	Tests/with-redis $(MAKE) test-contract
+	$(MAKE) test-python
+
+## The IIIF manifests against their JSON schema, against the built servers; Python packages from
+## PyPI in a venv under .build.
+test-python: test-deps $(PYTHON_VENV)/installed
+	$(SWIFT) build
+	Tests/Python/run "$$($(SWIFT) build --show-bin-path)" $(PYTHON_VENV)/bin/python
+
+$(PYTHON_VENV)/installed: Tests/Python/requirements.txt
+	python3 -m venv $(PYTHON_VENV) || { \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(PYTHON_VENV); }
+	$(PYTHON_VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/Python/requirements.txt
+	touch $@
 
 ## The running server against openapi.yaml, with schemathesis (from PyPI, in a venv under .build).
 test-contract: deps $(CONTRACT_VENV)/bin/schemathesis

@@ -7,8 +7,9 @@ import Testing
 @Suite("Routing, validation and problem documents")
 struct RoutingTests {
     @Test(arguments: [
-        "/", "/nope", "/objects", "/objects/", "/objects/1/", "/objects/1/extra", "/health/",
-        "/public/collection/v1", "/public/collection/v1/objects/", "/public/collection/v2/search", "/OBJECTS/1",
+        "//", "/nope", "/index.html", "/objects/", "/objects/1/", "/objects/1/extra", "/health/", "/random/",
+        "/explorer.js/", "/iiif/1", "/iiif/1/manifest.json/", "/public/collection/v1", "/public/collection/v1/objects/",
+        "/public/collection/v2/search", "/OBJECTS/1",
     ])
     func anUnknownPathIs404RouteNotFound(target: String) async throws {
         let harness = Harness()

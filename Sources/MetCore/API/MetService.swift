@@ -36,8 +36,13 @@ public final class MetService: Responder {
     private let synchronizer: Synchronizer
     private let warmer: Warmer
     private let purges: PurgeHandler
+    private let random: RandomHandler
+    /// Rendered pages, timelines, batches and manifests, shared until their entries change.
+    private let renders: SearchHandler.Renders
     /// `--detail-url`, for `/open`.
     private let detailURL: String
+    /// `--public-url`, for the IIIF manifests' `id`s.
+    private let publicURL: String?
 
     /// - Parameters:
     ///   - configuration: read here only: each component gets its own settings from it.
@@ -49,10 +54,11 @@ public final class MetService: Responder {
     ///   - openAPI: the bytes served at `/openapi.yaml`.
     ///   - compress: gzip, to keep a compressed copy of each entry for clients that accept it;
     ///     nil serves identity bodies only.
+    ///   - random: the draws of `/random`.
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, disk: (any PersistentTier)? = nil,
         shared: (any SharedTier)? = nil, time: any TimeSource, logger: Logger, openAPI: [UInt8],
-        compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        compress: (@Sendable ([UInt8]) -> [UInt8])? = nil, random: any RandomSource = SystemRandomSource()
     ) {
         self.disk = disk
         self.shared = shared
@@ -85,6 +91,7 @@ public final class MetService: Responder {
         cors = CORSLayer(origin: configuration.corsOrigin)
         presenter = Presenter(time: time, monitor: monitor)
         let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
+        self.renders = renders
         search = SearchHandler(
             mode: configuration.searchAPI, store: store, renders: renders, presenter: presenter, time: time,
             logger: logger)
@@ -107,6 +114,8 @@ public final class MetService: Responder {
             pacer: pacer,
             monitor: monitor, startedAt: startedAt)
         detailURL = configuration.detailURL
+        publicURL = configuration.publicURL
+        self.random = RandomHandler(search: search, random: random, publicURL: configuration.publicURL)
         shared?.onEvent { [monitor, pacer, purges] event in
             switch event {
             case .purged(let key):
@@ -203,6 +212,16 @@ public final class MetService: Responder {
             widget.answer(request, presentation, driver: driver)
         case .open(let id, let asJSON):
             driver.start(OpenPipeline(id: id, asJSON: asJSON, detailURL: detailURL, presenter: presenter))
+        case .objectBatch(let batch, let presentation):
+            driver.start(
+                BatchPipeline(batch: batch, presentation: presentation, presenter: presenter, renders: renders))
+        case .random(let request):
+            driver.start(random.pipeline(request))
+        case .iiifManifest(let id, let presentation):
+            driver.start(
+                ManifestPipeline(
+                    id: id, base: ManifestPipeline.base(publicURL: publicURL, host: request.headers["Host"]),
+                    presentation: presentation, presenter: presenter, renders: renders))
         case .purge(let keys):
             purges.purge(keys)
         }

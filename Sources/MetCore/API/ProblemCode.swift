@@ -17,6 +17,14 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case routeNotFound = "route_not_found"
     /// The Met answered 404 for this object (either of its two messages).
     case objectNotFound = "object_not_found"
+    /// `/random` found nothing to answer: the filter's ID list is empty, or no drawn record met
+    /// the filter within the bound on draws.
+    case noMatch = "no_match"
+    /// `/iiif/{id}/manifest.json` for an object that is not in the public domain: the Met
+    /// publishes no images of it.
+    case notPublicDomain = "not_public_domain"
+    /// `/iiif/{id}/manifest.json` for a public-domain object whose record has no image URL.
+    case noImages = "no_images"
     /// The route exists but not for this method; `Allow` lists the ones it has.
     case methodNotAllowed = "method_not_allowed"
     /// The request body is larger than the server accepts.
@@ -47,7 +55,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         switch self {
         case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID: 400
         case .forbidden: 403
-        case .routeNotFound, .objectNotFound: 404
+        case .routeNotFound, .objectNotFound, .noMatch, .notPublicDomain, .noImages: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .uriTooLong: 414
@@ -69,6 +77,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .forbidden: "Forbidden"
         case .routeNotFound: "No such route"
         case .objectNotFound: "Object not found"
+        case .noMatch: "No object matches"
+        case .notPublicDomain: "Not in the public domain"
+        case .noImages: "No images"
         case .methodNotAllowed: "Method not allowed"
         case .bodyTooLarge: "Request body too large"
         case .uriTooLong: "Request target too long"

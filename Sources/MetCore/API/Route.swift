@@ -12,6 +12,12 @@ enum Route: Equatable {
     case open(String?)
     /// `/objects/{id}`, with the ID segment still unparsed.
     case object(String)
+    /// `/objects?ids=…`: several records at once.
+    case objectBatch
+    /// `/random`: a random object.
+    case random
+    /// `/iiif/{id}/manifest.json`, with the ID segment still unparsed.
+    case iiifManifest(String)
     /// `/public/collection/v1/objects/{id}`.
     case mirrorObject(String)
     /// `/public/collection/v1/objects`.
@@ -40,6 +46,8 @@ enum Route: Equatable {
         case "/openapi.yaml": self = .openAPI
         case "/departments": self = .departments
         case "/search": self = .search
+        case "/objects": self = .objectBatch
+        case "/random": self = .random
         case "/widget/timeline": self = .widgetTimeline
         case "/open": self = .open(nil)
         case Self.mirrorSearchV1: self = .mirrorSearch(.v1)
@@ -54,6 +62,8 @@ enum Route: Equatable {
                 self = .mirrorObject(id)
             } else if let id = Self.lastSegment(of: path, after: "/cache/objects/") {
                 self = .purgeObject(id)
+            } else if let id = Self.iiifSegment(of: path) {
+                self = .iiifManifest(id)
             } else {
                 return nil
             }
@@ -80,6 +90,9 @@ enum Route: Equatable {
         case .widgetTimeline: .widget
         case .open: .open
         case .object: .object
+        case .objectBatch: .objects
+        case .random: .random
+        case .iiifManifest: .iiif
         case .mirrorObject, .mirrorObjectList, .mirrorDepartments, .mirrorSearch: .mirror
         case .purgeObject, .purgeSearch: .purge
         }
@@ -96,12 +109,21 @@ enum Route: Equatable {
         }
     }
 
+    private static let manifestSuffix = "/manifest.json"
     // The mirror's paths, built once (matching runs on every request).
     private static let mirrorSearchV1 = SearchAPI.v1.path
     private static let mirrorSearchV11 = SearchAPI.v1_1.path
     private static let mirrorObjectListPath = MetResource.basePath + "/objects"
     private static let mirrorDepartmentsPath = MetResource.basePath + "/departments"
     private static let mirrorObjectPrefix = MetResource.basePath + "/objects/"
+
+    /// The `{id}` of `/iiif/{id}/manifest.json`, matched on bytes.
+    private static func iiifSegment(of path: String) -> String? {
+        let bytes = path.utf8
+        let suffix = manifestSuffix.utf8
+        guard bytes.count > suffix.count, bytes.reversed().starts(with: suffix.reversed()) else { return nil }
+        return lastSegment(of: String(Substring(bytes.dropLast(suffix.count))), after: "/iiif/")
+    }
 
     private static func lastSegment(of path: String, after prefix: String) -> String? {
         let bytes = path.utf8

@@ -18,6 +18,13 @@ enum RoutedRequest {
     case widget(WidgetRequest, Presentation)
     /// Where object `id`'s deep link leads (a 302, or JSON when `asJSON`).
     case open(id: Int, asJSON: Bool)
+    /// Several records at once.
+    case objectBatch(ObjectBatch, Presentation)
+    /// A random object.
+    case random(RandomRequest)
+    /// Object `id`'s IIIF manifest.
+    case iiifManifest(id: Int, Presentation)
+
     /// Remove these cache keys from every tier (an authorized `DELETE /cache/…`).
     case purge([String])
 }
@@ -76,6 +83,13 @@ struct Router: Sendable {
         case .departments:
             try target.allowOnly(Self.noParameters)
             return .resource(.departments, Presentation(route, for: request))
+        case .objectBatch:
+            return .objectBatch(try ObjectBatch(target), Presentation(route, for: request))
+        case .random:
+            return .random(try RandomRequest(target))
+        case .iiifManifest(let text):
+            try target.allowOnly(Self.noParameters)
+            return .iiifManifest(id: try ObjectID.parse(text), Presentation(route, for: request))
         case .object(let text):
             try target.allowOnly(Self.objectParameters)
             let id = try ObjectID.parse(text)

@@ -1,7 +1,7 @@
 /// The route a response answered, as `/metrics` labels it (`route="…"`): a fixed set, so that no
 /// ID or URL ever becomes a label.
 public enum MetricRoute: Int, Sendable, CaseIterable {
-    case object, departments, search, widget, open, mirror, purge, health, openapi, metrics
+    case object, objects, departments, search, widget, open, random, iiif, mirror, purge, health, openapi, metrics
     /// Not routed: an unknown path, or a request the HTTP layer could not read.
     case none
 
@@ -9,10 +9,13 @@ public enum MetricRoute: Int, Sendable, CaseIterable {
     var name: String {
         switch self {
         case .object: "object"
+        case .objects: "objects"
         case .departments: "departments"
         case .search: "search"
         case .widget: "widget"
         case .open: "open"
+        case .random: "random"
+        case .iiif: "iiif"
         case .mirror: "mirror"
         case .purge: "purge"
         case .health: "health"

@@ -25,6 +25,11 @@ enum Step {
     /// cache's lock, which marks them recently used; else read each entry's own flag
     /// (`CacheEntry.isInMemory`), without the lock.
     case peek([CacheEntry], touch: Bool)
+    /// The pipeline goes on with what memory holds fresh for these resources now: one resolution
+    /// per resource, the entry as a hit or `.pending`; nothing is fetched or waited for. For
+    /// drawing on what the server already knows (the ID-list pages `/random` may use) without
+    /// asking the upstream for more.
+    case look([MetResource])
 }
 
 /// Cache entries a pipeline asks for, and whether it waits for all of them.

@@ -42,6 +42,8 @@ final class PipelineDriver: Sendable {
                 return .ready(response)
             case .peek(let entries, let touch):
                 resolutions = peek(entries, touch: touch, at: now)
+            case .look(let resources):
+                resolutions = look(resources, at: now)
             case .need(let need):
                 // What memory holds for every key, each looked up once, goes with the suspension.
                 let found = lookUp(need.resources, at: now)
@@ -83,6 +85,8 @@ final class PipelineDriver: Sendable {
                 return response
             case .peek(let entries, let touch):
                 resolutions = peek(entries, touch: touch, at: time.now())
+            case .look(let resources):
+                resolutions = look(resources, at: time.now())
             case .need(let next):
                 let lookedAt = time.now()
                 resolutions = await meet(next, found: lookUp(next.resources, at: lookedAt), at: lookedAt)
@@ -122,6 +126,17 @@ final class PipelineDriver: Sendable {
             }
         }
         return resolutions
+    }
+
+    /// The resolutions of a look (`Step.look`) at `resources` at `now`: the fresh entries memory
+    /// holds, as hits, and `.pending` for the rest. Counted as lookups (`/metrics`), not as
+    /// served hits: nothing is answered from them as such.
+    private func look(_ resources: [MetResource], at now: Double) -> [Resolution] {
+        guard !resources.isEmpty else { return [] }
+        return lookUp(resources, at: now).map { entry in
+            guard let entry, entry.isFresh(at: now) else { return .pending }
+            return .entry(entry, .hit)
+        }
     }
 
     /// One resolution per resource of `need`: the entries of `found` that memory can serve (fresh,

@@ -25,23 +25,28 @@ struct Harness {
     ///   - disk: the persistent tier under memory; none by default.
     ///   - shared: the tier shared with other instances; none by default.
     ///   - time: the clock; a new one by default (instances of one group share theirs).
+    ///   - random: the draws of `/random`; the system's by default.
     init(
         upstream: FakeUpstream = FakeUpstream(), disk: (any PersistentTier)? = nil,
         shared: (any SharedTier)? = nil, time: ManualTime = ManualTime(),
-        configure: (inout ServerConfiguration) -> Void = { _ in }
+        random: any RandomSource = SystemRandomSource(), configure: (inout ServerConfiguration) -> Void = { _ in }
     ) {
-        self.init(upstream: upstream, disk: disk, shared: shared, time: time, compress: nil, configure: configure)
+        self.init(
+            upstream: upstream, disk: disk, shared: shared, time: time, compress: nil, random: random,
+            configure: configure)
     }
 
     /// A harness whose service keeps compressed copies made by `compress` (a stand-in for gzip).
     init(upstream: FakeUpstream, compressingWith compress: @escaping @Sendable ([UInt8]) -> [UInt8]) {
         self.init(
-            upstream: upstream, disk: nil, shared: nil, time: ManualTime(), compress: compress, configure: { _ in })
+            upstream: upstream, disk: nil, shared: nil, time: ManualTime(), compress: compress,
+            random: SystemRandomSource(), configure: { _ in })
     }
 
     private init(
         upstream: FakeUpstream, disk: (any PersistentTier)?, shared: (any SharedTier)?, time: ManualTime,
-        compress: (@Sendable ([UInt8]) -> [UInt8])?, configure: (inout ServerConfiguration) -> Void
+        compress: (@Sendable ([UInt8]) -> [UInt8])?, random: any RandomSource,
+        configure: (inout ServerConfiguration) -> Void
     ) {
         var configuration = ServerConfiguration()
         Self.unpaced(&configuration)
@@ -55,7 +60,7 @@ struct Harness {
         self.service = MetService(
             configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: time,
             logger: log.logger(),
-            openAPI: Self.openAPI, compress: compress)
+            openAPI: Self.openAPI, compress: compress, random: random)
     }
 
     /// No waits between upstream calls and no retries: a rate and burst no test reaches, a slot

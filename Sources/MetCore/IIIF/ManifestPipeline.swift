@@ -1,0 +1,59 @@
+import HTTPGrammar
+
+/// `/iiif/{id}/manifest.json`: the object's record through the cache, then its IIIF manifest
+/// (`IIIFManifest`), rendered once per record and base and kept like a search page. Objects that
+/// are not in the public domain, or have no image, are a 404 saying so.
+struct ManifestPipeline: Pipeline {
+    let id: Int
+    /// The base URL every `id` in the manifest starts with (see `base(publicURL:host:)`).
+    let base: String
+    let presentation: Presentation
+    let presenter: Presenter
+    let renders: SearchHandler.Renders
+
+    mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
+        let resource = MetResource.object(id: id)
+        guard let resolution = resolutions.first else { return .need(Need([resource])) }
+        guard case .entry(let entry, let outcome) = resolution else {
+            return .respond(presenter.failure(resolution, of: resource))
+        }
+        guard entry.status == 200, let summary = entry.summary else {
+            return .respond(
+                Problem(.objectNotFound, "The Met has no object \(id): \(entry.message ?? "not found").").response)
+        }
+        guard summary.isPublicDomain == true else {
+            return .respond(
+                Problem(
+                    .notPublicDomain,
+                    "Object \(id) is not in the public domain: the Met publishes no images of it, so a IIIF viewer "
+                        + "would have nothing to show. /open/\(id) leads to its page on the Met's website."
+                ).response)
+        }
+        let primary = [summary.primaryImage, summary.primaryImageSmall].compactMap { $0 }.first { !$0.isEmpty }
+        guard primary.flatMap(MetWebPage.normalized) != nil else {
+            return .respond(
+                Problem(.noImages, "The Met's record of object \(id) has no image to show in a IIIF viewer.").response)
+        }
+        let (id, base) = (id, base)
+        return .respond(
+            presenter.composite(
+                key: "iiif|\(base)|\(entry.etag)", complete: true, bounds: [entry], outcome: outcome, renders: renders,
+                presentation, at: now, contentType: IIIFManifest.contentType
+            ) { IIIFManifest(record: IIIFRecord.read(entry.body), id: id, base: base).body }.response)
+    }
+
+    /// The base URL of the manifest's `id`s: `--public-url` when set, else `http://` and the
+    /// request's `Host` when it is a plain authority (letters, digits, `-._~`, `:` and the brackets
+    /// of an IPv6 literal, at most 255 bytes), else `http://localhost`. The host comes from the
+    /// client, so it is checked byte by byte before it goes into the body; the render is kept per base.
+    static func base(publicURL: String?, host: String?) -> String {
+        if let publicURL { return publicURL }
+        guard let host, (1...255).contains(host.utf8.count),
+            host.utf8.allSatisfy({
+                Grammar.isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[")
+                    || $0 == UInt8(ascii: "]")
+            })
+        else { return "http://localhost" }
+        return "http://" + host
+    }
+}

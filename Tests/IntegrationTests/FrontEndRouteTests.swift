@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+/// The routes front ends ask for, through the built binaries: themet's libcurl
+/// client against met-fixture-server over real HTTP on loopback.
+@Suite("GET /objects?ids=, /random and /iiif end to end")
+struct FrontEndRouteTests {
+    /// themet flags that keep the pacer out of the way of a test that fetches many objects.
+    private static let unpaced = [
+        "--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "64",
+    ]
+
+    /// The status line and `Location` of one raw exchange (no redirect followed).
+    private static func head(_ target: String, port: Int) async throws -> (status: Int, location: String?) {
+        let request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        let text = try await RawHTTP.exchange(port: port, request: Array(request.utf8)).text
+        let lines = text.components(separatedBy: "\r\n")
+        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? -1
+        let location = lines.first { $0.lowercased().hasPrefix("location:") }
+            .map { String($0.dropFirst("location:".count)).trimmingCharacters(in: .whitespaces) }
+        return (status, location)
+    }
+
+    /// 100 IDs (90 synthetic records, the two withdrawn ones and eight that never existed), asked
+    /// for by three overlapping batches at once against a Met that takes 200 ms an answer: every
+    /// record in the order asked, the 404s in `missing`, and each ID asked of the Met once.
+    @Test func batchesFetchEachIDOnceAndKeepTheOrderAsked() async throws {
+        let servers = try await Servers.start(
+            fake: ["--synthetic", "2000", "--latency", "200"], themet: Self.unpaced)
+        let records = Array(1_001...1_090)
+        let absent = [101_039, 855_340] + (1...8).map { 90_000_000 + $0 }
+        let ids = (records + absent).shuffled()
+        let batches = [ids, Array(ids[20..<80]).reversed(), Array(ids[50...])]
+        let results = try await withThrowingTaskGroup(of: (Int, HTTPResult).self) { group in
+            for (index, batch) in batches.enumerated() {
+                group.addTask {
+                    let list = batch.map(String.init).joined(separator: ",")
+                    return (index, try await servers.get("/objects?ids=\(list)&wait=30000"))
+                }
+            }
+            var results: [Int: HTTPResult] = [:]
+            for try await (index, result) in group { results[index] = result }
+            return results
+        }
+        for (index, batch) in batches.enumerated() {
+            let result = try #require(results[index])
+            #expect(result.status == 200)
+            let body = try result.json()
+            let objects = try #require(body["objects"] as? [[String: Any]])
+            #expect(objects.compactMap { $0["objectID"] as? Int } == batch.filter { !absent.contains($0) })
+            #expect(body["missing"] as? [Int] == batch.filter { absent.contains($0) })
+            #expect(body["pending"] as? [Int] == [])
+        }
+        let stats = try await servers.upstreamStats()
+        let objectCalls = stats.paths.filter { $0.key.hasPrefix("/public/collection/v1/objects/") }
+        #expect(objectCalls.count == 100)
+        #expect(objectCalls.values.allSatisfy { $0 == 1 }, "\(objectCalls.filter { $0.value != 1 })")
+    }
+
+    @Test func randomDrawsAreObjectsWithImagesAndTheRedirectLeadsToOne() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "2000"], themet: Self.unpaced)
+        let list = try await HTTPClient.request(servers.fake.baseURL + "/public/collection/v1/objects?departmentIds=11")
+        let department = Set(try #require(try list.json()["objectIDs"] as? [Int]))
+        var drawn = Set<Int>()
+        for _ in 0..<30 {
+            let result = try await servers.get("/random?format=json&departmentId=11")
+            #expect(result.status == 200)
+            let body = try result.json()
+            let id = try #require(body["objectID"] as? Int)
+            drawn.insert(id)
+            #expect(department.contains(id))
+            let record = try await servers.get("/objects/\(id)").json()
+            #expect((record["primaryImageSmall"] as? String)?.hasPrefix("https://images.metmuseum.org/") == true)
+        }
+        #expect(drawn.count > 1)
+        let redirect = try await Self.head("/random?isPublicDomain=true", port: servers.themet.port)
+        #expect(redirect.status == 302)
+        let location = try #require(redirect.location)
+        #expect(location.hasPrefix("/objects/"))
+        let record = try await servers.get(location).json()
+        #expect(record["isPublicDomain"] as? Bool == true)
+    }
+
+    @Test func aManifestForAPublicDomainObjectAndA404ForTheRest() async throws {
+        let servers = try await Servers.start(themet: Self.unpaced)
+        let manifest = try await servers.get("/iiif/437980/manifest.json")
+        #expect(manifest.status == 200)
+        #expect(manifest.header("Content-Type")?.hasPrefix("application/ld+json") == true)
+        let body = try manifest.json()
+        #expect(body["id"] as? String == "\(servers.themet.baseURL)/iiif/437980/manifest.json")
+        let canvases = try #require(body["items"] as? [[String: Any]])
+        #expect(!canvases.isEmpty)
+        let refused = try await servers.get("/iiif/1/manifest.json")
+        #expect(refused.status == 404)
+        #expect(try refused.json()["code"] as? String == "not_public_domain")
+        #expect(try await servers.get("/iiif/999999999/manifest.json").status == 404)
+    }
+}
