@@ -5,11 +5,11 @@ SWIFT       ?= swift
 PORT        ?= 8080
 ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev ca-certificates
-TEST_APT_PACKAGES = prometheus redis-server
+TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
-# The Python tests' venv (jsonschema, iiif-prezi3: Tests/Python/requirements.txt).
+# The Python tests' venv (Selenium, jsonschema, iiif-prezi3: Tests/Python/requirements.txt).
 PYTHON_VENV   = .build/python-venv
 BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
@@ -21,9 +21,9 @@ BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server
 help:
 	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
 	@echo "make demo    start themet with the bundled Fixtures/ as its upstream (offline)"
-	@echo "make test    build and run every test (unit, integration, contract, Python)"
+	@echo "make test    build and run every test (unit, integration, contract, browser)"
 	@echo "make test-tsan  the same tests under ThreadSanitizer (CI runs both)"
-	@echo "make test-python  the IIIF manifests against their JSON schema (part of make test)"
+	@echo "make test-python  the explorer in headless Chromium and the IIIF manifests (part of make test)"
 	@echo "make bench   themet vs nginx proxy_cache on loopback, a few minutes (BENCH_ARGS='--markdown FILE')"
 	@echo "make bench-smoke  the same benchmark in seconds, no thresholds (CI runs it)"
 	@echo "make fuzz    the libFuzzer harnesses in Fuzz/, FUZZ_SECONDS (60) each (FUZZ_HARNESSES='request-head')"
@@ -48,7 +48,9 @@ deps:
 	@command -v $(SWIFT) >/dev/null || { echo "the Swift toolchain (swift) is not on PATH"; exit 1; }
 
 ## And those the tests use: promtool (from prometheus) checks /metrics; redis-server is the shared
-## tier of the multi-instance tests (Tests/with-redis starts one for the run and stops it after).
+## tier of the multi-instance tests (Tests/with-redis starts one for the run and stops it after);
+## chromium and chromium-driver run the explorer's tests (Tests/Python/run starts and stops them);
+## openssl makes the certificate of their stand-in for the Met's image host.
 test-deps: deps
 	$(call apt_install,$(TEST_APT_PACKAGES))
 
@@ -67,8 +69,8 @@ test: test-deps lint
 	Tests/with-redis $(MAKE) test-contract
 	$(MAKE) test-python
 
-## The IIIF manifests against their JSON schema, against the built servers; Python packages from
-## PyPI in a venv under .build.
+## The explorer in a headless Chromium (Selenium) and the IIIF manifests against their JSON schema,
+## each against the built servers; Python packages from PyPI in a venv under .build.
 test-python: test-deps $(PYTHON_VENV)/installed
 	$(SWIFT) build
 	Tests/Python/run "$$($(SWIFT) build --show-bin-path)" $(PYTHON_VENV)/bin/python

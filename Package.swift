@@ -29,7 +29,11 @@ let package = Package(
         .target(
             name: "MetCore",
             dependencies: ["HTTPGrammar"],
-            resources: [.embedInCode("Resources/openapi.yaml")],
+            resources: [
+                .embedInCode("Resources/openapi.yaml"), .embedInCode("Resources/explorer/index.html"),
+                .embedInCode("Resources/explorer/explorer.js"), .embedInCode("Resources/explorer/explorer.css"),
+                .embedInCode("Resources/explorer/favicon.svg"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The fake Met: met-fixture-server, the tests and the offline `--upstream DIR` mode.

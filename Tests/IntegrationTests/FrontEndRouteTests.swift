@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// The routes front ends ask for, through the built binaries: themet's libcurl
+/// The routes front ends ask for, and the explorer, through the built binaries: themet's libcurl
 /// client against met-fixture-server over real HTTP on loopback.
-@Suite("GET /objects?ids=, /random and /iiif end to end")
+@Suite("GET /, /objects?ids=, /random and /iiif end to end")
 struct FrontEndRouteTests {
     /// themet flags that keep the pacer out of the way of a test that fetches many objects.
     private static let unpaced = [
@@ -94,5 +94,17 @@ struct FrontEndRouteTests {
         #expect(refused.status == 404)
         #expect(try refused.json()["code"] as? String == "not_public_domain")
         #expect(try await servers.get("/iiif/999999999/manifest.json").status == 404)
+    }
+
+    @Test func theExplorerIsServedWithItsPolicy() async throws {
+        let servers = try await Servers.start()
+        let page = try await servers.get("/", headers: ["Accept-Encoding": "gzip"])
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+        #expect(String(decoding: page.body, as: UTF8.self).contains("<title>The Met explorer</title>"))
+        for path in ["/explorer.js", "/explorer.css", "/favicon.svg"] {
+            #expect(try await servers.get(path).status == 200)
+        }
     }
 }

@@ -37,6 +37,7 @@ public final class MetService: Responder {
     private let warmer: Warmer
     private let purges: PurgeHandler
     private let random: RandomHandler
+    private let explorer: ExplorerHandler
     /// Rendered pages, timelines, batches and manifests, shared until their entries change.
     private let renders: SearchHandler.Renders
     /// `--detail-url`, for `/open`.
@@ -116,6 +117,7 @@ public final class MetService: Responder {
         detailURL = configuration.detailURL
         publicURL = configuration.publicURL
         self.random = RandomHandler(search: search, random: random, publicURL: configuration.publicURL)
+        explorer = ExplorerHandler(storedAt: startedAt, compress: compress)
         shared?.onEvent { [monitor, pacer, purges] event in
             switch event {
             case .purged(let key):
@@ -222,6 +224,8 @@ public final class MetService: Responder {
                 ManifestPipeline(
                     id: id, base: ManifestPipeline.base(publicURL: publicURL, host: request.headers["Host"]),
                     presentation: presentation, presenter: presenter, renders: renders))
+        case .explorer(let asset, let presentation):
+            .ready(explorer.response(asset, presentation, presenter: presenter))
         case .purge(let keys):
             purges.purge(keys)
         }

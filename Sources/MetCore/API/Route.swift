@@ -18,6 +18,8 @@ enum Route: Equatable {
     case random
     /// `/iiif/{id}/manifest.json`, with the ID segment still unparsed.
     case iiifManifest(String)
+    /// `/` and the explorer's files.
+    case explorer(ExplorerAsset)
     /// `/public/collection/v1/objects/{id}`.
     case mirrorObject(String)
     /// `/public/collection/v1/objects`.
@@ -48,6 +50,9 @@ enum Route: Equatable {
         case "/search": self = .search
         case "/objects": self = .objectBatch
         case "/random": self = .random
+        case "/", "/explorer.js", "/explorer.css", "/favicon.svg":
+            guard let asset = ExplorerAsset(rawValue: path) else { return nil }
+            self = .explorer(asset)
         case "/widget/timeline": self = .widgetTimeline
         case "/open": self = .open(nil)
         case Self.mirrorSearchV1: self = .mirrorSearch(.v1)
@@ -93,6 +98,7 @@ enum Route: Equatable {
         case .objectBatch: .objects
         case .random: .random
         case .iiifManifest: .iiif
+        case .explorer: .explorer
         case .mirrorObject, .mirrorObjectList, .mirrorDepartments, .mirrorSearch: .mirror
         case .purgeObject, .purgeSearch: .purge
         }

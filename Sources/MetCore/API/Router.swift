@@ -24,7 +24,8 @@ enum RoutedRequest {
     case random(RandomRequest)
     /// Object `id`'s IIIF manifest.
     case iiifManifest(id: Int, Presentation)
-
+    /// One of the explorer's files.
+    case explorer(ExplorerAsset, Presentation)
     /// Remove these cache keys from every tier (an authorized `DELETE /cache/…`).
     case purge([String])
 }
@@ -83,6 +84,9 @@ struct Router: Sendable {
         case .departments:
             try target.allowOnly(Self.noParameters)
             return .resource(.departments, Presentation(route, for: request))
+        case .explorer(let asset):
+            try target.allowOnly(Self.noParameters)
+            return .explorer(asset, Presentation(route, for: request))
         case .objectBatch:
             return .objectBatch(try ObjectBatch(target), Presentation(route, for: request))
         case .random:

@@ -1,7 +1,8 @@
 /// The route a response answered, as `/metrics` labels it (`route="…"`): a fixed set, so that no
 /// ID or URL ever becomes a label.
 public enum MetricRoute: Int, Sendable, CaseIterable {
-    case object, objects, departments, search, widget, open, random, iiif, mirror, purge, health, openapi, metrics
+    case object, objects, departments, search, widget, open, random, iiif, explorer, mirror, purge, health, openapi
+    case metrics
     /// Not routed: an unknown path, or a request the HTTP layer could not read.
     case none
 
@@ -16,6 +17,7 @@ public enum MetricRoute: Int, Sendable, CaseIterable {
         case .open: "open"
         case .random: "random"
         case .iiif: "iiif"
+        case .explorer: "explorer"
         case .mirror: "mirror"
         case .purge: "purge"
         case .health: "health"

@@ -1,0 +1,965 @@
+// The Met explorer: the reference front end of TheMet server. It uses only the server's public
+// routes (/search, /objects/{id}, /departments, /random, /widget/timeline, /open, /iiif), so what
+// it does, any front end can do. No framework, no build step: this file is served as it is.
+//
+// Views, by the location's hash:
+//   #/                  search (no search yet)
+//   #/search?q=…        a search with its filters and sort (shareable, and the back button works)
+//   #/objects/{id}      an object's detail view (public domain) or its link out (the rest)
+//   #/open?url=themet://{id}   a deep link, resolved through /open
+//   #/widget            the widget preview
+
+const PAGE_SIZE = 24;
+/** How long the server may wait for uncached objects before answering with `pending` (ms). */
+const WAIT_MS = 1500;
+/** The pause between two asks for a page's pending objects (ms), doubled while nothing arrives. */
+const POLL_MS = 500;
+const MAX_POLL_MS = 8000;
+/** Only images from the Met's image host are shown (the Content-Security-Policy says the same). */
+const IMAGE_HOST = 'https://images.metmuseum.org/';
+const FORMAT = new Intl.NumberFormat('en');
+
+const $ = (id) => document.getElementById(id);
+
+/** The state of the search on screen. */
+const search = {
+  /** The AbortController of the search in progress, or null. */
+  controller: null,
+  /** The hash's parameters of the search shown (string), to tell a new search from the same one. */
+  key: null,
+  /** The `next` link of the last page, or null. */
+  next: null,
+  total: 0,
+  /** Objects asked for and arrived (all pages so far), for the loading line. */
+  asked: 0,
+  arrived: 0,
+  missing: 0,
+  withoutImage: 0,
+  hiddenNotPublicDomain: 0,
+  /** Whether only public-domain objects are shown (a filter of the explorer's: the Met has none). */
+  publicDomainOnly: false,
+  /** Cards on screen by object ID (placeholders included). */
+  cards: new Map(),
+  /** IDs left out because they are not in the public domain. */
+  hidden: new Set(),
+  /** A search is under way: a page being fetched, its pending objects asked for again, or a
+   * firewall block counted down before it goes on. */
+  busy: false,
+  /** The query, for the status lines. */
+  words: '',
+};
+
+/** A failed request: a problem document (RFC 9457) or a network failure. */
+class RequestFailure extends Error {
+  constructor(status, problem, retryAfter) {
+    super(problem ? problem.title : 'request failed');
+    this.status = status;
+    this.problem = problem;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** GET `url` as JSON; throws RequestFailure for any answer but a 2xx, AbortError when aborted. */
+async function getJSON(url, signal) {
+  let response;
+  try {
+    response = await fetch(url, { signal, headers: { Accept: 'application/json' } });
+  } catch (error) {
+    if (error.name === 'AbortError') throw error;
+    throw new RequestFailure(0, {
+      title: 'The server cannot be reached',
+      detail: 'The request did not get an answer: is the server still running?',
+    });
+  }
+  if (response.ok) return response.json();
+  let problem = null;
+  try {
+    problem = await response.json();
+  } catch {
+    problem = { title: `HTTP ${response.status}`, detail: 'The server answered without a problem document.' };
+  }
+  const retryAfter = Number.parseInt(response.headers.get('Retry-After') || '', 10);
+  throw new RequestFailure(response.status, problem, Number.isFinite(retryAfter) ? retryAfter : null);
+}
+
+const sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new DOMException('aborted', 'AbortError'));
+    }, { once: true });
+  });
+
+/** An element with a class and text. */
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+/** `url` when it is an image on the Met's image host, else null. */
+function imageURL(url) {
+  return typeof url === 'string' && url.startsWith(IMAGE_HOST) ? url : null;
+}
+
+/** What an image of `record` says to someone who cannot see it. */
+function altText(record) {
+  const title = record.title || `Object ${record.objectID}`;
+  return record.artistDisplayName ? `${title}, by ${record.artistDisplayName}` : title;
+}
+
+// MARK: Status
+
+/**
+ * Shows the search's state: idle, loading, empty, results, stopped, error or blocked, with a
+ * title and a detail line.
+ */
+function setStatus(state, title, detail = '') {
+  const status = $('status');
+  status.dataset.state = state;
+  $('status-title').textContent = title;
+  $('status-detail').textContent = detail;
+}
+
+function setBusy(busy) {
+  search.busy = busy;
+  $('stop').disabled = !busy;
+  $('search-form').setAttribute('aria-busy', String(busy));
+}
+
+function quoted(words) {
+  return `“${words}”`;
+}
+
+/** The loading line: how many of the objects asked for have arrived. */
+function showProgress() {
+  setStatus('loading', `Searching for ${quoted(search.words)}…`, search.asked
+    ? `${search.arrived} of ${search.asked} objects arrived.`
+    : 'Waiting for the list of matching objects.');
+}
+
+function showLosses() {
+  const parts = [];
+  if (search.missing) parts.push(`${search.missing} ID${search.missing === 1 ? '' : 's'} the Met lists but answers 404 for`);
+  if (search.withoutImage) parts.push(`${search.withoutImage} without an image`);
+  if (search.hiddenNotPublicDomain) parts.push(`${search.hiddenNotPublicDomain} not in the public domain (hidden)`);
+  const losses = $('losses');
+  losses.hidden = parts.length === 0;
+  losses.textContent = parts.length ? `Left out: ${parts.join('; ')}.` : '';
+}
+
+function showResults() {
+  const shown = [...search.cards.values()].filter((card) => !card.classList.contains('pending')).length;
+  const pending = search.cards.size - shown;
+  const detail = pending ? `${pending} still loading.` : search.next ? 'Scroll down for more.' : 'That is all.';
+  setStatus('results', `${FORMAT.format(search.total)} result${search.total === 1 ? '' : 's'} for ${quoted(search.words)}; ${shown} shown.`, detail);
+}
+
+/** Whether `failure` is the Met's firewall refusing this server (a 503 with Retry-After). */
+function isBlock(failure) {
+  return failure.status === 503 && failure.problem?.code === 'upstream_blocked';
+}
+
+/** A failed request's problem, shown: its title and detail. */
+function showFailure(failure) {
+  const problem = failure.problem || {};
+  if (isBlock(failure)) {
+    setStatus('blocked', problem.title || 'The Met is refusing requests for a while.',
+      `${problem.detail || ''} Try again in ${failure.retryAfter ?? 60} s.`);
+    return;
+  }
+  setStatus('error', problem.title || 'Something went wrong', problem.detail || '');
+}
+
+/**
+ * A firewall block, shown as a countdown of `seconds`, second by second. Resolves at 0; rejects
+ * with an AbortError when `signal` aborts (Stop, or another search).
+ */
+function countDown(seconds, signal) {
+  const status = $('status');
+  return new Promise((resolve, reject) => {
+    let left = Math.max(1, Math.ceil(seconds));
+    const show = () => {
+      setStatus('blocked', 'The Met’s firewall is refusing this server’s requests for a while.',
+        `Trying again in ${left} s.`);
+      status.dataset.retryIn = String(left);
+    };
+    const done = () => {
+      clearInterval(timer);
+      delete status.dataset.retryIn;
+    };
+    show();
+    const timer = setInterval(() => {
+      left -= 1;
+      if (left > 0) return show();
+      done();
+      resolve();
+    }, 1000);
+    signal.addEventListener('abort', () => {
+      done();
+      reject(new DOMException('aborted', 'AbortError'));
+    }, { once: true });
+  });
+}
+
+/** How long the server says the Met's firewall blocks it (s, from /health), or 0. */
+async function blockedSeconds(signal) {
+  try {
+    const { upstream } = await getJSON('/health', signal);
+    if (upstream.state !== 'blocked' || !upstream.blockedUntil) return 0;
+    return Math.max(0, (Date.parse(upstream.blockedUntil) - Date.now()) / 1000);
+  } catch (error) {
+    if (error.name === 'AbortError') throw error;
+    return 0;
+  }
+}
+
+// MARK: Search
+
+/** The search the form describes, as the hash's parameters (the explorer's own names). */
+function formParameters() {
+  const form = $('search-form');
+  const parameters = new URLSearchParams();
+  parameters.set('q', form.q.value.trim());
+  if (!form.hasImages.checked) parameters.set('hasImages', 'false');
+  if (form.isPublicDomain.checked) parameters.set('isPublicDomain', 'true');
+  if (form.isHighlight.checked) parameters.set('isHighlight', 'true');
+  if (form.isOnView.checked) parameters.set('isOnView', 'true');
+  if (form.departmentId.value) parameters.set('departmentId', form.departmentId.value);
+  if (form.dateBegin.value !== '' && form.dateEnd.value !== '') {
+    parameters.set('dateBegin', form.dateBegin.value);
+    parameters.set('dateEnd', form.dateEnd.value);
+  }
+  const sort = form.sort.value;
+  if (sort !== 'relevance') parameters.set('sort', form.order.value === 'desc' ? `-${sort}` : sort);
+  return parameters;
+}
+
+/** Puts the hash's parameters back into the form (a shared link, the back button). */
+function fillForm(parameters) {
+  const form = $('search-form');
+  form.q.value = parameters.get('q') || '';
+  form.hasImages.checked = parameters.get('hasImages') !== 'false';
+  form.isPublicDomain.checked = parameters.get('isPublicDomain') === 'true';
+  form.isHighlight.checked = parameters.get('isHighlight') === 'true';
+  form.isOnView.checked = parameters.get('isOnView') === 'true';
+  // Kept aside too: the department list may not have arrived yet (loadDepartments applies it).
+  form.departmentId.dataset.wanted = parameters.get('departmentId') || '';
+  form.departmentId.value = form.departmentId.dataset.wanted;
+  form.dateBegin.value = parameters.get('dateBegin') || '';
+  form.dateEnd.value = parameters.get('dateEnd') || '';
+  const sort = parameters.get('sort') || 'relevance';
+  form.sort.value = sort.replace(/^-/, '');
+  form.order.value = sort.startsWith('-') ? 'desc' : 'asc';
+  syncOrder();
+}
+
+/** Relevance has one order only: the Met's. */
+function syncOrder() {
+  const form = $('search-form');
+  form.order.disabled = form.sort.value === 'relevance';
+}
+
+/** Whether the years are both given or both left out; says so on the field if not. */
+function checkYears() {
+  const form = $('search-form');
+  const one = (form.dateBegin.value === '') !== (form.dateEnd.value === '');
+  form.dateEnd.setCustomValidity(one ? 'Give both years, or neither.' : '');
+  form.dateBegin.setCustomValidity('');
+  const begin = Number(form.dateBegin.value);
+  const end = Number(form.dateEnd.value);
+  if (!one && form.dateBegin.value !== '' && end < begin) {
+    form.dateEnd.setCustomValidity('The last year cannot come before the first.');
+  }
+  return form.reportValidity();
+}
+
+/** The /search URL of the first page of the hash's search. */
+function searchURL(parameters) {
+  const api = new URLSearchParams(parameters);
+  api.delete('isPublicDomain'); // The explorer's own filter: the Met's search has none.
+  api.set('limit', String(PAGE_SIZE));
+  api.set('wait', String(WAIT_MS));
+  return `/search?${api}`;
+}
+
+/** Starts the search the hash names, unless it is the one on screen. */
+function showSearch(parameters) {
+  showView('search');
+  const key = parameters.toString();
+  if (key === search.key) return;
+  fillForm(parameters);
+  if (!(parameters.get('q') || '').trim()) {
+    resetSearch();
+    return;
+  }
+  startSearch(parameters);
+}
+
+/** Clears the results and the counters. */
+function resetSearch() {
+  stopSearch({ silently: true });
+  search.key = null;
+  $('status').dataset.query = '';
+  search.next = null;
+  search.total = 0;
+  search.asked = 0;
+  search.arrived = 0;
+  search.missing = 0;
+  search.withoutImage = 0;
+  search.hiddenNotPublicDomain = 0;
+  search.cards.clear();
+  search.hidden.clear();
+  $('results').replaceChildren();
+  $('more').hidden = true;
+  showLosses();
+  setStatus('idle', 'No search yet.', 'Type a few words above: the results come from the Met through this server’s cache.');
+}
+
+function startSearch(parameters) {
+  resetSearch();
+  search.key = parameters.toString();
+  $('status').dataset.query = search.key;
+  search.words = parameters.get('q').trim();
+  search.publicDomainOnly = parameters.get('isPublicDomain') === 'true';
+  const controller = new AbortController();
+  search.controller = controller;
+  loadPage(searchURL(parameters), controller);
+}
+
+/**
+ * Fetches one page and shows it: its objects as cards, its pending objects as placeholders
+ * that fill in as the page is asked for again, until nothing is pending or the search stops.
+ * A firewall block is counted down, then the page asked for again; so is one the server reports
+ * (/health) while pending objects stop arriving.
+ */
+async function loadPage(url, controller) {
+  setBusy(true);
+  showProgress();
+  let counted = null; // What this page added to the counters the last time it was asked for.
+  let stalled = 0; // Asks in a row in which no pending object arrived.
+  try {
+    for (;;) {
+      let page;
+      try {
+        page = await getJSON(url, controller.signal);
+      } catch (error) {
+        if (!isBlock(error)) throw error;
+        await countDown(error.retryAfter ?? 60, controller.signal);
+        showProgress();
+        continue;
+      }
+      if (controller !== search.controller) return;
+      const before = search.arrived;
+      counted = count(page, counted);
+      showPage(page);
+      search.total = page.total;
+      if (page.total === 0) {
+        setStatus('empty', `Nothing found for ${quoted(search.words)}.`, 'Try other words, or fewer filters.');
+        return finish(null);
+      }
+      if (page.pending.length === 0) return finish(page.next);
+      stalled = search.arrived > before ? 0 : stalled + 1;
+      if (stalled >= 2) {
+        const blocked = await blockedSeconds(controller.signal);
+        if (blocked > 0) {
+          await countDown(blocked, controller.signal);
+          stalled = 0;
+        }
+      }
+      showProgress();
+      await sleep(Math.min(POLL_MS * 2 ** stalled, MAX_POLL_MS), controller.signal);
+    }
+  } catch (error) {
+    if (controller !== search.controller || error.name === 'AbortError') return;
+    setBusy(false);
+    showFailure(error);
+  }
+}
+
+/** Adds a page's figures to the search's, replacing what an earlier answer for it added. */
+function count(page, before) {
+  const now = {
+    asked: page.objects.length + page.missing.length + page.withoutImage.length + page.pending.length,
+    arrived: page.objects.length + page.missing.length + page.withoutImage.length,
+    missing: page.missing.length,
+    withoutImage: page.withoutImage.length,
+  };
+  for (const name of Object.keys(now)) search[name] += now[name] - (before ? before[name] : 0);
+  showLosses();
+  return now;
+}
+
+/** The page is complete: the results line, and the next page when there is one. */
+function finish(next) {
+  setBusy(false);
+  search.next = next || null;
+  $('more').hidden = !search.next;
+  if (search.total > 0) showResults();
+  if (search.next) observeEnd();
+}
+
+/** Shows a page's objects, filling placeholders in place, and its pending IDs as placeholders. */
+function showPage(page) {
+  const results = $('results');
+  for (const record of page.objects) {
+    const id = record.objectID;
+    const existing = search.cards.get(id);
+    if (search.publicDomainOnly && !record.isPublicDomain) {
+      if (search.hidden.has(id)) continue;
+      search.hidden.add(id);
+      search.hiddenNotPublicDomain += 1;
+      existing?.remove();
+      search.cards.delete(id);
+      continue;
+    }
+    if (existing && !existing.classList.contains('pending')) continue;
+    const card = objectCard(record);
+    if (existing) {
+      const focused = existing.contains(document.activeElement);
+      existing.replaceWith(card);
+      if (focused) card.querySelector('a').focus();
+    } else {
+      results.append(card);
+    }
+    search.cards.set(id, card);
+  }
+  // A placeholder whose object turned out missing or without an image goes: the line of losses counts it.
+  for (const id of [...page.missing, ...page.withoutImage]) {
+    search.cards.get(id)?.remove();
+    search.cards.delete(id);
+  }
+  for (const id of page.pending) {
+    if (search.cards.has(id) || search.hidden.has(id)) continue;
+    const card = placeholderCard(id);
+    results.append(card);
+    search.cards.set(id, card);
+  }
+  showLosses();
+}
+
+/** A result: a public-domain object opens its detail view; the rest link out through /open. */
+function objectCard(record) {
+  const card = element('li', 'card');
+  card.dataset.id = String(record.objectID);
+  const link = element('a');
+  if (record.isPublicDomain) {
+    link.href = `#/objects/${record.objectID}`;
+  } else {
+    link.href = `/open/${record.objectID}`;
+    link.target = '_blank';
+    link.rel = 'noopener';
+    link.dataset.linkOut = 'true';
+    card.classList.add('link-out');
+  }
+  const frame = element('span', 'frame');
+  const src = imageURL(record.primaryImageSmall) || imageURL(record.primaryImage);
+  if (src) {
+    const image = element('img');
+    image.loading = 'lazy';
+    image.decoding = 'async';
+    image.alt = altText(record);
+    image.addEventListener('error', () => frame.classList.add('broken'), { once: true });
+    image.src = src;
+    frame.append(image);
+  } else {
+    frame.classList.add('no-image');
+    frame.append(element('span', 'frame-note', 'No image'));
+  }
+  link.append(frame);
+  link.append(element('span', 'title', record.title || `Object ${record.objectID}`));
+  const byline = [record.artistDisplayName, record.objectDate].filter(Boolean).join(', ');
+  if (byline) link.append(element('span', 'byline', byline));
+  if (!record.isPublicDomain) link.append(element('span', 'badge', 'On metmuseum.org ↗'));
+  card.append(link);
+  return card;
+}
+
+function placeholderCard(id) {
+  const card = element('li', 'card pending');
+  card.dataset.id = String(id);
+  const link = element('a');
+  link.href = `#/objects/${id}`;
+  link.setAttribute('aria-label', `Object ${id}, still loading`);
+  link.append(element('span', 'frame'), element('span', 'title', 'Loading…'), element('span', 'byline', `Object ${id}`));
+  card.append(link);
+  return card;
+}
+
+/** Stops the search in progress: its request is abandoned (the server's own cancellation applies). */
+function stopSearch({ silently = false } = {}) {
+  const controller = search.controller;
+  const wasRunning = search.busy;
+  if (controller) controller.abort();
+  setBusy(false);
+  if (silently || !wasRunning) return;
+  for (const card of search.cards.values()) card.classList.add('stopped');
+  setStatus('stopped', 'Stopped.', `${search.arrived} of ${search.asked} objects had arrived.`);
+}
+
+async function loadMore() {
+  const controller = search.controller;
+  if (!search.next || search.busy || !controller || controller.signal.aborted) return;
+  const url = search.next;
+  search.next = null;
+  $('more').hidden = true;
+  await loadPage(url, controller);
+}
+
+let endObserver = null;
+
+/** Loads the next page when the end of the results scrolls into view. */
+function observeEnd() {
+  if (!('IntersectionObserver' in window)) return;
+  endObserver ??= new IntersectionObserver((entries) => {
+    if (entries.some((entry) => entry.isIntersecting)) loadMore();
+  }, { rootMargin: '200px' });
+  endObserver.disconnect();
+  endObserver.observe($('sentinel'));
+}
+
+// MARK: Keyboard
+
+/** Arrow keys move through the results as through a grid; Home and End to the ends. */
+function moveInGrid(event) {
+  const links = [...$('results').querySelectorAll('.card > a')];
+  const index = links.indexOf(document.activeElement);
+  if (index < 0) return;
+  const top = (link) => link.getBoundingClientRect().top;
+  const columns = Math.max(1, links.filter((link) => top(link) === top(links[0])).length);
+  const target = {
+    ArrowRight: index + 1,
+    ArrowLeft: index - 1,
+    ArrowDown: index + columns,
+    ArrowUp: index - columns,
+    Home: 0,
+    End: links.length - 1,
+  }[event.key];
+  if (target === undefined) return;
+  event.preventDefault();
+  links[Math.min(links.length - 1, Math.max(0, target))].focus();
+}
+
+function onKey(event) {
+  const typing = event.target.closest('input, select, textarea');
+  if (event.key === '/' && !typing && !$('detail').open) {
+    event.preventDefault();
+    $('q').focus();
+    return;
+  }
+  if (event.target.closest('#results')) moveInGrid(event);
+}
+
+// MARK: Detail
+
+/**
+ * Where focus was before the detail view opened, and the view's hash it was opened over: null
+ * when the page was opened on a detail view (a shared link), whose close then shows the search.
+ */
+const detail = { returnFocus: null, returnHash: null, controller: null };
+
+function detailRow(list, name, value) {
+  if (!value) return;
+  list.append(element('dt', null, name), element('dd', null, value));
+}
+
+function openDialog() {
+  const dialog = $('detail');
+  if (!dialog.open) {
+    detail.returnFocus = document.activeElement;
+    dialog.showModal();
+  }
+  $('detail-close').focus();
+}
+
+/** Shows object `id`: its detail view when it is in the public domain, else its link out. */
+async function showObject(id) {
+  detail.controller?.abort();
+  const controller = new AbortController();
+  detail.controller = controller;
+  const body = $('detail-body');
+  body.replaceChildren(element('p', 'loading', `Loading object ${id}…`));
+  body.dataset.state = 'loading';
+  openDialog();
+  let record;
+  try {
+    record = await getJSON(`/objects/${id}`, controller.signal);
+  } catch (error) {
+    if (error.name === 'AbortError') return;
+    const problem = error.problem || {};
+    body.dataset.state = 'error';
+    body.replaceChildren(
+      element('h2', null, problem.title || 'Something went wrong'),
+      element('p', 'problem-detail', problem.detail || ''));
+    body.querySelector('h2').id = 'detail-title';
+    return;
+  }
+  if (controller !== detail.controller) return;
+  body.replaceChildren(record.isPublicDomain ? publicDomainDetail(record) : linkOutDetail(record));
+  body.dataset.state = record.isPublicDomain ? 'detail' : 'link-out';
+}
+
+function publicDomainDetail(record) {
+  const article = element('article', 'detail');
+  const figure = element('figure', 'detail-image');
+  const main = imageURL(record.primaryImageSmall) || imageURL(record.primaryImage);
+  const image = element('img');
+  image.alt = altText(record);
+  image.addEventListener('error', () => figure.classList.add('broken'));
+  if (main) image.src = main;
+  figure.append(image);
+  const full = imageURL(record.primaryImage);
+  if (full) {
+    const caption = element('figcaption');
+    const link = element('a', null, 'Full-size image ↗');
+    link.href = full;
+    link.target = '_blank';
+    link.rel = 'noopener';
+    caption.append(link);
+    figure.append(caption);
+  }
+  const text = element('div', 'detail-text');
+  const title = element('h2', null, record.title || `Object ${record.objectID}`);
+  title.id = 'detail-title';
+  text.append(title);
+  const artist = [record.artistDisplayName, record.artistDisplayBio].filter(Boolean).join(', ');
+  if (artist) text.append(element('p', 'artist', artist));
+  const facts = element('dl', 'facts');
+  detailRow(facts, 'Date', record.objectDate);
+  detailRow(facts, 'Medium', record.medium);
+  detailRow(facts, 'Dimensions', record.dimensions);
+  detailRow(facts, 'Credit line', record.creditLine);
+  detailRow(facts, 'Department', record.department);
+  detailRow(facts, 'Accession number', record.accessionNumber);
+  text.append(facts);
+  const extra = (record.additionalImages || []).map(imageURL).filter(Boolean);
+  if (extra.length) {
+    text.append(element('h3', null, `More images (${extra.length})`));
+    const strip = element('ul', 'more-images');
+    for (const [index, url] of [main, ...extra].filter(Boolean).entries()) {
+      const item = element('li');
+      const button = element('button');
+      button.type = 'button';
+      button.setAttribute('aria-label', `Show image ${index + 1} of ${extra.length + (main ? 1 : 0)}`);
+      const thumb = element('img');
+      thumb.loading = 'lazy';
+      thumb.alt = '';
+      thumb.src = url;
+      button.append(thumb);
+      button.addEventListener('click', () => { image.src = url; });
+      item.append(button);
+      strip.append(item);
+    }
+    text.append(strip);
+  }
+  const links = element('p', 'links');
+  links.append(link(`/iiif/${record.objectID}/manifest.json`, 'IIIF manifest'),
+    link(`/objects/${record.objectID}`, 'JSON record'));
+  if (typeof record.objectURL === 'string' && /^https:\/\/(www\.)?metmuseum\.org\//.test(record.objectURL)) {
+    const page = link(record.objectURL, 'On metmuseum.org ↗');
+    page.target = '_blank';
+    page.rel = 'noopener';
+    links.append(page);
+  }
+  text.append(links);
+  article.append(figure, text);
+  return article;
+}
+
+function link(href, text) {
+  const anchor = element('a', null, text);
+  anchor.href = href;
+  return anchor;
+}
+
+function linkOutDetail(record) {
+  const article = element('article', 'detail link-out');
+  const title = element('h2', null, record.title || `Object ${record.objectID}`);
+  title.id = 'detail-title';
+  article.append(title);
+  const byline = [record.artistDisplayName, record.objectDate].filter(Boolean).join(', ');
+  if (byline) article.append(element('p', 'artist', byline));
+  article.append(element('p', null,
+    'This object is not in the public domain, so the Met shares no image of it through its API. '
+    + 'Its page on the Met’s website has what the Met can show.'));
+  const out = link(`/open/${record.objectID}`, 'Open it on metmuseum.org ↗');
+  out.className = 'button';
+  out.target = '_blank';
+  out.rel = 'noopener';
+  out.dataset.linkOut = 'true';
+  article.append(out);
+  return article;
+}
+
+function closeDetail() {
+  const dialog = $('detail');
+  if (dialog.open) dialog.close();
+}
+
+/** The dialog closed (button, Esc): back to the view it was opened over. */
+function onDetailClosed() {
+  detail.controller?.abort();
+  if (location.hash.startsWith('#/objects/') || location.hash.startsWith('#/open')) {
+    if (detail.returnHash === null) {
+      history.replaceState(null, '', '#/');
+      detail.returnHash = '#/';
+    } else {
+      history.back();
+    }
+  }
+  const focus = detail.returnFocus;
+  detail.returnFocus = null;
+  if (focus && document.contains(focus)) focus.focus();
+}
+
+// MARK: Deep links
+
+/** The object ID a `themet://{id}` link names, or null. */
+function deepLinkID(url) {
+  const match = /^themet:\/\/(\d{1,10})$/.exec(url || '');
+  return match ? match[1] : null;
+}
+
+/** Where a `themet://` link leads, as the server resolves it (/open?url=…&format=json). */
+function resolveDeepLink(url, signal) {
+  return getJSON(`/open?url=${encodeURIComponent(url)}&format=json`, signal);
+}
+
+/** `#/open?url=themet://{id}`: resolved through /open, then the detail view or the link out. */
+async function openDeepLink(url) {
+  const body = $('detail-body');
+  openDialog();
+  if (!deepLinkID(url)) {
+    body.dataset.state = 'error';
+    body.replaceChildren(element('h2', null, 'Not a deep link'),
+      element('p', 'problem-detail', 'A deep link looks like themet://436535.'));
+    return;
+  }
+  try {
+    // The server says where the link leads; either way the object's own view says it best.
+    const target = await resolveDeepLink(url);
+    history.replaceState(null, '', `#/objects/${target.objectID}`);
+    showObject(target.objectID);
+  } catch (error) {
+    const problem = error.problem || {};
+    body.dataset.state = 'error';
+    body.replaceChildren(element('h2', null, problem.title || 'Something went wrong'),
+      element('p', 'problem-detail', problem.detail || ''));
+  }
+}
+
+// MARK: Random
+
+async function surpriseMe() {
+  const button = $('random');
+  button.disabled = true;
+  const parameters = new URLSearchParams({ format: 'json', hasImages: 'true', isPublicDomain: 'true' });
+  const department = $('search-form').departmentId.value;
+  if (department) parameters.set('departmentId', department);
+  try {
+    const drawn = await getJSON(`/random?${parameters}`);
+    location.hash = `#/objects/${drawn.objectID}`;
+  } catch (error) {
+    showView('search');
+    showFailure(error);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// MARK: Widget preview
+
+const widget = { controller: null };
+
+async function showWidget() {
+  showView('widget');
+  widget.controller?.abort();
+  const controller = new AbortController();
+  widget.controller = controller;
+  const status = $('widget-status');
+  status.textContent = 'Loading the timelines…';
+  try {
+    const [medium, large] = await Promise.all(['medium', 'large'].map(
+      (family) => getJSON(`/widget/timeline?family=${family}`, controller.signal)));
+    if (controller !== widget.controller) return;
+    showTimeline(medium, 'medium', controller.signal);
+    showTimeline(large, 'large', controller.signal);
+    status.textContent = medium.entries.length
+      ? `${medium.entries.length} entries, one every ${Math.round(medium.interval / 60)} minutes, from the ${medium.source === 'store' ? 'latest search' : 'search'}.`
+      : 'Nothing stored yet: search for something first.';
+  } catch (error) {
+    if (error.name === 'AbortError') return;
+    const problem = error.problem || {};
+    status.textContent = `${problem.title || 'Something went wrong'}: ${problem.detail || ''}`;
+  }
+}
+
+/** The entry the widget shows now: the last one whose date has come (or the first). */
+function currentEntry(entries) {
+  const now = Date.now();
+  let current = entries[0];
+  for (const entry of entries) if (Date.parse(entry.date) <= now) current = entry;
+  return current;
+}
+
+/**
+ * A link that taps through as the widget's does: its `themet://` URL resolved through /open, to
+ * the detail view (public domain) or the Met's page (the rest). Until resolved, it points at the
+ * entry's `openURL`, which the server redirects the same way.
+ */
+function entryLink(entry, signal) {
+  const anchor = element('a');
+  anchor.href = entry.openURL;
+  anchor.dataset.widgetUrl = entry.widgetURL;
+  if (deepLinkID(entry.widgetURL)) {
+    resolveDeepLink(entry.widgetURL, signal).then((target) => {
+      if (target.target === 'detail') {
+        anchor.href = `#/objects/${target.objectID}`;
+      } else {
+        anchor.href = target.location;
+        anchor.target = '_blank';
+        anchor.rel = 'noopener';
+        anchor.dataset.linkOut = 'true';
+      }
+      anchor.dataset.resolved = target.target;
+    }).catch(() => {});
+  }
+  return anchor;
+}
+
+function showTimeline(timeline, family, signal) {
+  const face = $(`widget-${family}`);
+  const list = $(`timeline-${family}`);
+  list.replaceChildren();
+  if (timeline.entries.length === 0) {
+    const placeholder = timeline.placeholder || { title: 'The Met', subtitle: '' };
+    const empty = element('div', 'face placeholder');
+    empty.append(element('span', 'title', placeholder.title), element('span', 'byline', placeholder.subtitle));
+    face.replaceChildren(empty);
+    return;
+  }
+  const current = currentEntry(timeline.entries);
+  const link = entryLink(current, signal);
+  link.className = 'face';
+  link.setAttribute('aria-label', `Widget: ${current.title}${current.artist ? `, ${current.artist}` : ''}`);
+  const frame = element('span', 'frame');
+  const src = imageURL(current.imageURL);
+  if (src) {
+    const image = element('img');
+    image.alt = '';
+    image.addEventListener('error', () => frame.classList.add('broken'), { once: true });
+    image.src = src;
+    frame.append(image);
+  } else {
+    frame.classList.add('no-image');
+  }
+  const text = element('span', 'text');
+  text.append(element('span', 'title', current.title || `Object ${current.objectID}`));
+  if (current.artist) text.append(element('span', 'byline', current.artist));
+  if (family === 'large') {
+    for (const value of [current.objectDate, current.medium, current.creditLine]) {
+      if (value) text.append(element('span', 'fact', value));
+    }
+  }
+  link.append(frame, text);
+  face.replaceChildren(link);
+
+  const dates = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+  for (const entry of timeline.entries) {
+    const item = element('li', entry === current ? 'now' : null);
+    const anchor = entryLink(entry, signal);
+    const time = element('time', null, dates.format(new Date(entry.date)));
+    time.dateTime = entry.date;
+    anchor.append(time, element('span', 'title', entry.title || `Object ${entry.objectID}`));
+    if (entry === current) anchor.setAttribute('aria-current', 'true');
+    item.append(anchor);
+    list.append(item);
+  }
+}
+
+// MARK: Views and routing
+
+function showView(name) {
+  $('search-view').hidden = name !== 'search';
+  $('widget-view').hidden = name !== 'widget';
+  $('nav-search').setAttribute('aria-current', String(name === 'search'));
+  $('nav-widget').setAttribute('aria-current', String(name === 'widget'));
+}
+
+function route() {
+  const hash = location.hash || '#/';
+  const [path, query = ''] = hash.slice(1).split('?');
+  const object = /^\/objects\/(\d{1,10})$/.exec(path);
+  if (object) {
+    if ($('widget-view').hidden && $('search-view').hidden) showView('search');
+    showObject(object[1]);
+    return;
+  }
+  if (path === '/open') {
+    openDeepLink(new URLSearchParams(query).get('url'));
+    return;
+  }
+  closeDetail();
+  detail.returnHash = hash;
+  if (path === '/widget') {
+    showWidget();
+  } else if (path === '/search') {
+    showSearch(new URLSearchParams(query));
+  } else {
+    showView('search');
+  }
+}
+
+async function loadDepartments() {
+  try {
+    const { departments } = await getJSON('/departments');
+    const select = $('departmentId');
+    for (const department of departments) {
+      const option = element('option', null, department.displayName);
+      option.value = String(department.departmentId);
+      select.append(option);
+    }
+    select.value = select.dataset.wanted || '';
+  } catch {
+    $('departmentId').title = 'The department list could not be loaded.';
+  }
+}
+
+function submitSearch(event) {
+  event.preventDefault();
+  if (!checkYears()) return;
+  const parameters = formParameters();
+  if (!parameters.get('q')) {
+    $('q').focus();
+    setStatus('idle', 'Type something to search for.', '');
+    return;
+  }
+  const hash = `#/search?${parameters}`;
+  if (location.hash === hash) {
+    search.key = null; // The same search again: run it anew.
+    showSearch(parameters);
+  } else {
+    location.hash = hash;
+  }
+}
+
+function start() {
+  $('search-form').addEventListener('submit', submitSearch);
+  $('stop').addEventListener('click', () => stopSearch());
+  $('more').addEventListener('click', loadMore);
+  $('random').addEventListener('click', surpriseMe);
+  $('sort').addEventListener('change', syncOrder);
+  $('dateBegin').addEventListener('input', () => $('dateEnd').setCustomValidity(''));
+  $('dateEnd').addEventListener('input', () => $('dateEnd').setCustomValidity(''));
+  $('detail-close').addEventListener('click', closeDetail);
+  $('detail').addEventListener('close', onDetailClosed);
+  document.addEventListener('keydown', onKey);
+  window.addEventListener('hashchange', route);
+  syncOrder();
+  loadDepartments();
+  route();
+}
+
+start();

@@ -1,0 +1,377 @@
+"""The explorer at `/`, driven in a headless Chromium (Debian's, through Selenium from PyPI) against
+themet and the fake Met (met-fixture-server), both real processes on loopback. The Met's image
+host is mapped to a local HTTPS stand-in, so every image loads and any error in the browser's
+console fails the test. Screenshots of the main states go to .build/explorer-screenshots/."""
+
+import json
+import re
+import time
+import unittest
+from pathlib import Path
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+from servers import ROOT, ImageHost, Servers, browser, fetch, wait_until
+
+SCREENSHOTS = ROOT / ".build" / "explorer-screenshots"
+UNPACED = ["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "64"]
+
+
+class ExplorerTestCase(unittest.TestCase):
+    """One browser and one image host for the class; servers per test, as each test needs."""
+
+    @classmethod
+    def setUpClass(cls):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        cls.images = ImageHost()
+        try:
+            cls.driver = browser(cls.images)
+        except Exception:
+            cls.images.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.images.stop()
+
+    def setUp(self):
+        self.allowed_errors = []
+        self.servers = None
+
+    def tearDown(self):
+        errors = self.console_errors()
+        if self.servers:
+            self.servers.stop()
+        self.assertEqual(errors, [], "the browser's console has errors")
+
+    def start(self, fake=(), themet=UNPACED):
+        self.servers = Servers(fake=fake, themet=themet)
+        return self.servers
+
+    def console_errors(self):
+        """SEVERE entries of the console since the last call, except those a test expects
+        (`allowed_errors`: patterns of the failed responses it provokes)."""
+        entries = self.driver.get_log("browser")
+        return [entry["message"] for entry in entries if entry["level"] == "SEVERE"
+                and not any(re.search(pattern, entry["message"]) for pattern in self.allowed_errors)]
+
+    # Helpers
+
+    def open(self, path="/"):
+        self.driver.get(self.servers.url + path)
+        wait_until(lambda: self.driver.execute_script("return document.readyState") == "complete")
+
+    def by_id(self, element_id):
+        return self.driver.find_element(By.ID, element_id)
+
+    def state(self):
+        return self.by_id("status").get_attribute("data-state")
+
+    def wait_for_state(self, *states, timeout=30):
+        return wait_until(lambda: self.state() in states and self.state(), timeout=timeout,
+                          message=f"the status never became {states}; it is {self.state()}: "
+                                  f"{self.by_id('status').text}")
+
+    def search(self, words, sort=None, order=None, **checks):
+        field = self.by_id("q")
+        field.clear()
+        field.send_keys(words)
+        for name, value in checks.items():
+            box = self.by_id(name)
+            if box.is_selected() != value:
+                box.click()
+        if sort:
+            Select(self.by_id("sort")).select_by_value(sort)
+        if order:
+            Select(self.by_id("order")).select_by_value(order)
+        self.by_id("search-button").click()
+
+    def wait_for_results_of(self, fragment):
+        """Waits until the search on screen is the one whose parameters hold `fragment`, and done."""
+        wait_until(lambda: fragment in (self.by_id("status").get_attribute("data-query") or "")
+                   and self.state() == "results", message=f"no results for a search with {fragment}")
+
+    def cards(self):
+        return self.driver.find_elements(By.CSS_SELECTOR, "#results .card")
+
+    def card_titles(self):
+        return [card.find_element(By.CLASS_NAME, "title").text for card in self.cards()]
+
+    def card_ids(self):
+        return [int(card.get_attribute("data-id")) for card in self.cards()]
+
+    def screenshot(self, name):
+        self.driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+    def api(self, path):
+        status, _, body = self.servers.get(path)
+        self.assertEqual(status, 200, body[:200])
+        return json.loads(body)
+
+
+class SearchTests(ExplorerTestCase):
+    def test_search_sort_both_ways_page_and_the_detail_views(self):
+        self.start(fake=["--synthetic", "2000"])
+        self.open("/")
+        self.wait_for_state("idle")
+        self.assertEqual(self.by_id("status-title").text, "No search yet.")
+        wait_until(lambda: len(Select(self.by_id("departmentId")).options) > 1, message="no departments")
+        self.screenshot("01-idle")
+
+        self.search("landscape")
+        self.wait_for_state("results")
+        expected = self.api("/search?q=landscape&limit=24")
+        self.assertEqual(self.card_ids()[:24], [record["objectID"] for record in expected["objects"]])
+        self.assertIn("188 results", self.by_id("status-title").text)
+        self.screenshot("02-results")
+
+        # Sort by title, both ways: the page's titles in order (the server sorts within the page).
+        self.search("landscape", sort="title", order="asc")
+        self.wait_for_results_of("sort=title")
+        ascending = self.card_titles()[:24]
+        self.assertEqual(ascending, sorted(ascending, key=str.lower))
+        self.search("landscape", sort="title", order="desc")
+        self.wait_for_results_of("sort=-title")
+        descending = self.card_titles()[:24]
+        self.assertEqual(descending, sorted(descending, key=str.lower, reverse=True))
+        # By ID, both ways: the whole list is sorted before paging.
+        self.search("landscape", sort="id", order="asc")
+        self.wait_for_results_of("sort=id")
+        ids = self.card_ids()
+        self.assertEqual(ids, sorted(ids))
+        self.search("landscape", sort="id", order="desc")
+        self.wait_for_results_of("sort=-id")
+        ids = self.card_ids()
+        self.assertEqual(ids, sorted(ids, reverse=True))
+        self.assertGreater(ids[0], 1900)
+
+        # The next page, on scrolling to the end (a page shows fewer than 24 cards when some of
+        # its IDs are missing or without an image).
+        first_page = len(self.cards())
+        self.driver.execute_script("document.getElementById('sentinel').scrollIntoView()")
+        wait_until(lambda: len(self.cards()) > first_page, message="the next page did not load on scroll")
+        wait_until(lambda: self.state() == "results")
+        ids = self.card_ids()
+        self.assertEqual(ids, sorted(ids, reverse=True))
+
+        # Keyboard: arrow keys move through the grid.
+        self.driver.execute_script("window.scrollTo(0, 0)")
+        first = self.driver.find_element(By.CSS_SELECTOR, "#results .card > a")
+        first.send_keys(Keys.ARROW_RIGHT)
+        focused = self.driver.switch_to.active_element
+        self.assertEqual(focused.find_element(By.XPATH, "..").get_attribute("data-id"), str(ids[1]))
+
+        # A public-domain result opens the detail view; Escape closes it.
+        public = next(card for card in self.cards()
+                      if card.find_element(By.TAG_NAME, "a").get_attribute("href").count("#/objects/"))
+        public_id = public.get_attribute("data-id")
+        public.find_element(By.TAG_NAME, "a").click()
+        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail")
+        record = self.api(f"/objects/{public_id}")
+        self.assertEqual(self.by_id("detail-title").text, record["title"])
+        text = self.by_id("detail-body").text
+        for value in (record["objectDate"], record["medium"], record["creditLine"]):
+            if value:
+                self.assertIn(value, text)
+        image = self.driver.find_element(By.CSS_SELECTOR, "#detail-body .detail-image img")
+        wait_until(lambda: self.driver.execute_script(
+            "return arguments[0].complete && arguments[0].naturalWidth > 0", image), message="no image")
+        self.assertEqual(image.get_attribute("alt"), f"{record['title']}, by {record['artistDisplayName']}"
+                         if record["artistDisplayName"] else record["title"])
+        self.screenshot("03-detail")
+        self.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        wait_until(lambda: not self.by_id("detail").get_attribute("open"))
+        wait_until(lambda: "#/search?" in self.driver.current_url, message="closing did not go back to the search")
+
+    def test_deep_links_open_an_object(self):
+        self.start()
+        self.open("/#/objects/436535")
+        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail")
+        self.assertEqual(self.by_id("detail-title").text, "Wheat Field with Cypresses")
+        manifest = self.driver.find_element(By.LINK_TEXT, "IIIF manifest")
+        self.assertEqual(manifest.get_attribute("href"), f"{self.servers.url}/iiif/436535/manifest.json")
+        self.by_id("detail-close").click()
+        wait_until(lambda: not self.by_id("detail").get_attribute("open"))
+        self.assertTrue(self.driver.current_url.endswith("#/"))
+
+        # A themet:// link resolves through /open to the same view.
+        self.open("/#/open?url=themet://437980")
+        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail")
+        self.assertEqual(self.by_id("detail-title").text, "Cypresses")
+        self.assertTrue(self.driver.current_url.endswith("#/objects/437980"))
+
+        # An object that is not in the public domain: the link out through /open/{id} to the
+        # Met's page, not a detail view.
+        self.open("/#/objects/1")
+        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "link-out")
+        out = self.driver.find_element(By.CSS_SELECTOR, "#detail-body a[data-link-out]")
+        self.assertEqual(out.get_attribute("href"), f"{self.servers.url}/open/1")
+        self.assertEqual(out.get_attribute("target"), "_blank")
+        status, headers, _ = fetch(out.get_attribute("href"))
+        self.assertEqual(status, 302)
+        self.assertEqual(headers["Location"], "https://www.metmuseum.org/art/collection/search/1")
+        self.screenshot("04-link-out")
+
+    def test_nothing_found(self):
+        self.start()
+        self.open("/")
+        self.search("qqqzzzx")
+        self.wait_for_state("empty")
+        self.assertEqual(self.by_id("status-title").text, "Nothing found for “qqqzzzx”.")
+        self.assertEqual(self.cards(), [])
+        self.screenshot("05-nothing-found")
+
+    def test_a_shared_search_link_restores_the_form_and_the_search(self):
+        self.start(fake=["--synthetic", "2000"])
+        self.open("/#/search?q=landscape&isPublicDomain=true&isHighlight=true&departmentId=11&sort=-date")
+        self.wait_for_state("results", "empty")
+        self.assertEqual(self.by_id("q").get_attribute("value"), "landscape")
+        self.assertTrue(self.by_id("isPublicDomain").is_selected())
+        self.assertTrue(self.by_id("isHighlight").is_selected())
+        self.assertTrue(self.by_id("hasImages").is_selected())
+        wait_until(lambda: Select(self.by_id("departmentId")).first_selected_option.get_attribute("value") == "11")
+        self.assertEqual(Select(self.by_id("sort")).first_selected_option.get_attribute("value"), "date")
+        self.assertEqual(Select(self.by_id("order")).first_selected_option.get_attribute("value"), "desc")
+        # What the explorer asked the server: the Met's filters, not its own public-domain one.
+        asked = self.driver.execute_script(
+            "return performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/search?'))")
+        self.assertTrue(asked)
+        for url in asked:
+            self.assertIn("isHighlight=true", url)
+            self.assertIn("departmentId=11", url)
+            self.assertIn("sort=-date", url)
+            self.assertNotIn("isPublicDomain", url)
+        for card in self.cards():
+            self.assertNotIn("link-out", card.get_attribute("class"))
+
+    def test_a_phone_sized_window_reads_without_sideways_scrolling(self):
+        self.start()
+        # A phone's viewport (a desktop window cannot be made this narrow).
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                    {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+        try:
+            self.open("/#/search?q=cypress")
+            self.wait_for_state("results")
+            self.assertEqual(self.driver.execute_script("return window.innerWidth"), 390)
+            overflowing = self.driver.execute_script(
+                "return [...document.querySelectorAll('body *')].filter((e) => "
+                "e.getBoundingClientRect().right > window.innerWidth + 0.5).map((e) => e.tagName + '#' + e.id)")
+            self.assertEqual(overflowing, [])
+            self.assertLessEqual(self.driver.execute_script("return document.documentElement.scrollWidth"), 390)
+            self.screenshot("06-phone")
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+class SlowAndFailingUpstreamTests(ExplorerTestCase):
+    def test_stop_abandons_a_slow_search(self):
+        self.start(fake=["--latency", "4000"])
+        self.open("/")
+        self.search("cypress")
+        self.wait_for_state("loading")
+        stop = self.by_id("stop")
+        self.assertTrue(stop.is_enabled())
+        self.assertEqual(self.by_id("status-detail").text, "Waiting for the list of matching objects.")
+        stop.click()
+        self.wait_for_state("stopped")
+        self.assertFalse(self.by_id("stop").is_enabled())
+        self.assertEqual(self.cards(), [])
+        self.screenshot("07-stopped")
+        # Nothing arrives later: the abandoned request's answer is not shown.
+        time.sleep(4.5)
+        self.assertEqual(self.state(), "stopped")
+        self.assertEqual(self.cards(), [])
+
+    def test_loading_counts_the_objects_that_arrived(self):
+        # The list comes at once; each record takes 1.5 s, eight at a time: the first answer
+        # (after the 1.5 s wait) lists most of the page as pending, and the count rises.
+        self.start(fake=["--synthetic", "2000", "--latency", "1500"],
+                   themet=["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "8"])
+        self.open("/")
+        self.search("landscape")
+        seen = set()
+        def progress():
+            match = re.search(r"(\d+) of (\d+) objects arrived", self.by_id("status-detail").text)
+            if match and self.state() == "loading":
+                seen.add((int(match.group(1)), int(match.group(2))))
+            return self.state() == "results"
+        wait_until(progress, timeout=60, interval=0.05)
+        self.assertTrue(any(0 < arrived < asked for arrived, asked in seen), seen)
+        page = self.api("/search?q=landscape&limit=24")
+        self.assertEqual(self.card_ids(), [record["objectID"] for record in page["objects"]])
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#results .card.pending"), [])
+
+    def test_an_upstream_failure_shows_the_problem(self):
+        self.allowed_errors = [r"/search\?.* 503", r"/departments .* 503"]
+        self.start(fake=["--fail-rate", "1"], themet=UNPACED + ["--upstream-retries", "0"])
+        self.open("/")
+        self.search("cypress")
+        self.wait_for_state("error")
+        self.assertEqual(self.by_id("status-title").text, "Upstream unavailable")
+        self.assertIn("503", self.by_id("status-detail").text)
+        self.screenshot("08-error")
+
+    def test_a_firewall_block_counts_down_then_tries_again(self):
+        self.allowed_errors = [r"/search\?.* 503"]
+        # The fake lets one request through (spent below on the departments), then blocks for
+        # 2 s; themet pauses for 4 s after a block, and tells the page so with Retry-After.
+        self.start(fake=["--block-after", "1", "--block-seconds", "2"],
+                   themet=UNPACED + ["--block-cooldown", "4s", "--upstream-retries", "0"])
+        self.api("/departments")
+        self.open("/")
+        self.search("cypress")
+        self.wait_for_state("blocked")
+        first = int(self.by_id("status").get_attribute("data-retry-in"))
+        self.assertGreaterEqual(first, 2)
+        self.assertIn(f"Trying again in {first} s", self.by_id("status-detail").text)
+        self.screenshot("09-blocked")
+        wait_until(lambda: (self.by_id("status").get_attribute("data-retry-in") or "0") != str(first),
+                   message="the countdown did not move")
+        later = self.by_id("status").get_attribute("data-retry-in")
+        if later is not None:
+            self.assertLess(int(later), first)
+        # When it reaches 0 the search runs again, and gets past the list this time.
+        wait_until(lambda: self.state() in ("loading", "results"), timeout=15)
+
+
+class WidgetTests(ExplorerTestCase):
+    def test_the_widget_preview_shows_both_families_and_taps_through(self):
+        self.start()
+        self.open("/")
+        self.search("cypress")
+        self.wait_for_state("results")
+        self.by_id("nav-widget").click()
+        wait_until(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#timeline-large li")) == 2)
+        for family in ("medium", "large"):
+            timeline = self.api(f"/widget/timeline?family={family}")
+            items = self.driver.find_elements(By.CSS_SELECTOR, f"#timeline-{family} li")
+            self.assertEqual(len(items), len(timeline["entries"]))
+            for item, entry in zip(items, timeline["entries"]):
+                self.assertEqual(item.find_element(By.TAG_NAME, "time").get_attribute("datetime"), entry["date"])
+                self.assertIn(entry["title"], item.text)
+            face = self.by_id(f"widget-{family}")
+            self.assertIn(timeline["entries"][0]["title"], face.text)
+        self.assertIn("Oil on canvas", self.by_id("widget-large").text)  # large entries carry the medium
+        # Every entry's themet:// link has been resolved through /open.
+        wait_until(lambda: all(link.get_attribute("data-resolved") for link in
+                               self.driver.find_elements(By.CSS_SELECTOR, "#widget-view a[data-widget-url]")))
+        self.screenshot("10-widget")
+        entry = self.driver.find_element(By.CSS_SELECTOR, "#timeline-medium li:nth-child(2) a")
+        self.assertEqual(entry.get_attribute("data-widget-url"), "themet://437980")
+        self.assertEqual(entry.get_attribute("data-resolved"), "detail")
+        entry.click()
+        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail")
+        self.assertEqual(self.by_id("detail-title").text, "Cypresses")
+
+    def test_an_empty_store_shows_the_placeholder(self):
+        self.start()
+        self.open("/#/widget")
+        wait_until(lambda: "Search the collection" in self.by_id("widget-medium").text)
+        self.assertIn("Nothing stored yet", self.by_id("widget-status").text)
+
+
+if __name__ == "__main__":
+    unittest.main()
