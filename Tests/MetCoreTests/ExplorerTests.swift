@@ -58,11 +58,13 @@ struct ExplorerTests {
         #expect(response.headers["Vary"] == "Accept-Encoding")
     }
 
-    @Test(arguments: ["/?q=1", "/explorer.js?v=2"])
-    func parametersAreRefused(target: String) throws {
+    /// Shared links get tracking parameters added; the page is the same with or without them.
+    @Test(arguments: ["/?utm_source=newsletter&fbclid=x", "/explorer.js?v=2"])
+    func aQueryIsIgnored(target: String) throws {
         let response = try #require(Harness().getImmediately(target))
-        #expect(response.status == 400)
-        #expect(response.problemCode == "unknown_parameter")
+        #expect(response.status == 200)
+        let path = String(target.prefix { $0 != "?" })
+        #expect(response.body == ExplorerAsset(rawValue: path)?.bytes)
     }
 
     @Test func otherMethodsAreA405() throws {

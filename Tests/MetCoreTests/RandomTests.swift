@@ -13,7 +13,7 @@ struct RandomTests {
     private static func departmentUpstream() -> FakeUpstream {
         let upstream = FakeUpstream()
         upstream.answer(
-            .objectList(departmentIds: [department], metadataDate: nil), with: SearchSample.ids(listed.shuffled()))
+            .objectList(departmentIds: [department], metadataDate: nil), with: SearchSample.ids(listed.reversed()))
         for id in listed {
             upstream.answer(
                 .object(id: id),
@@ -72,6 +72,20 @@ struct RandomTests {
         for _ in 0..<60 { drawn.insert(try drawnID(await harness.get("/random?hasImages=false&format=json"))) }
         #expect(drawn == [1, 3, 4])
         #expect(harness.upstream.callCount(for: .object(id: 2)) == 1)
+    }
+
+    /// A list in which an ID appears several times (v1.1 pages can overlap) draws each ID with
+    /// the same chance, not by how often it is listed.
+    @Test func anIDListedSeveralTimesIsDrawnAsOften() async throws {
+        let upstream = FakeUpstream()
+        upstream.answer(.objectList(departmentIds: [], metadataDate: nil), with: SearchSample.ids([1, 1, 1, 1, 1, 2]))
+        SearchSample.answerObjects([1, 2], on: upstream)
+        let harness = Harness(upstream: upstream, random: SeededRandom(seed: 9))
+        var counts: [Int: Int] = [:]
+        for _ in 0..<600 { counts[try drawnID(await harness.get("/random?format=json")), default: 0] += 1 }
+        // Each about 300; listed five times to one, 1 would get about 500.
+        #expect((240...360).contains(counts[1] ?? 0), "\(counts)")
+        #expect(try await harness.get("/random?format=json").jsonObject()["drawnFrom"] as? Int == 2)
     }
 
     @Test func publicDomainOnlyLeavesTheRestOut() async throws {

@@ -42,6 +42,9 @@ class ExplorerTestCase(unittest.TestCase):
         self.servers = None
 
     def tearDown(self):
+        # Leave the page first, so that nothing it still has under way meets stopped servers
+        # (and logs that against the next test).
+        self.driver.get("about:blank")
         errors = self.console_errors()
         if self.servers:
             self.servers.stop()
@@ -185,6 +188,9 @@ class SearchTests(ExplorerTestCase):
         self.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
         wait_until(lambda: not self.by_id("detail").get_attribute("open"))
         wait_until(lambda: "#/search?" in self.driver.current_url, message="closing did not go back to the search")
+        # Focus is back on the result the detail view was opened from.
+        wait_until(lambda: self.driver.switch_to.active_element.find_element(By.XPATH, "..")
+                   .get_attribute("data-id") == public_id, message="focus did not come back to the result")
 
     def test_deep_links_open_an_object(self):
         self.start()
@@ -195,12 +201,12 @@ class SearchTests(ExplorerTestCase):
         self.assertEqual(manifest.get_attribute("href"), f"{self.servers.url}/iiif/436535/manifest.json")
         self.by_id("detail-close").click()
         wait_until(lambda: not self.by_id("detail").get_attribute("open"))
-        self.assertTrue(self.driver.current_url.endswith("#/"))
+        wait_until(lambda: self.driver.current_url.endswith("#/"), message="closing did not show the search")
 
         # A themet:// link resolves through /open to the same view.
         self.open("/#/open?url=themet://437980")
-        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail")
-        self.assertEqual(self.by_id("detail-title").text, "Cypresses")
+        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail"
+                   and self.by_id("detail-title").text == "Cypresses")
         self.assertTrue(self.driver.current_url.endswith("#/objects/437980"))
 
         # An object that is not in the public domain: the link out through /open/{id} to the
@@ -365,6 +371,15 @@ class WidgetTests(ExplorerTestCase):
         entry.click()
         wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail")
         self.assertEqual(self.by_id("detail-title").text, "Cypresses")
+        # Closing comes back to the preview as it was, focus on the entry tapped, without asking again.
+        asked = self.driver.execute_script(
+            "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/widget/timeline')).length")
+        self.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        wait_until(lambda: self.driver.current_url.endswith("#/widget"))
+        wait_until(lambda: self.driver.switch_to.active_element.get_attribute("data-widget-url") == "themet://437980",
+                   message="focus did not come back to the entry")
+        self.assertEqual(asked, self.driver.execute_script(
+            "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/widget/timeline')).length"))
 
     def test_an_empty_store_shows_the_placeholder(self):
         self.start()

@@ -9,6 +9,12 @@ public final class MetService: Responder {
     /// The bytes of rendered search pages and timelines kept (16 MiB): a page of 100 large
     /// records is about 300 KB, so this keeps the pages and timelines in use at once.
     static let renderCacheBytes = 16 << 20
+    /// The bytes of rendered batches kept (8 MiB), apart from the search pages: front ends ask
+    /// for many different sets of IDs, which must not push the pages out.
+    static let batchRenderBytes = 8 << 20
+    /// The bytes of rendered IIIF manifests kept (4 MiB; a manifest is a few KB), apart too:
+    /// without `--public-url` each `Host` makes its own.
+    static let manifestRenderBytes = 4 << 20
 
     /// The latest search results (`objects.json`).
     public let store: SharedStore
@@ -38,8 +44,10 @@ public final class MetService: Responder {
     private let purges: PurgeHandler
     private let random: RandomHandler
     private let explorer: ExplorerHandler
-    /// Rendered pages, timelines, batches and manifests, shared until their entries change.
-    private let renders: SearchHandler.Renders
+    /// Rendered batches, and manifests, shared until their entries change (search pages and
+    /// timelines have theirs in the search and widget handlers).
+    private let batchRenders: SearchHandler.Renders
+    private let manifestRenders: SearchHandler.Renders
     /// `--detail-url`, for `/open`.
     private let detailURL: String
     /// `--public-url`, for the IIIF manifests' `id`s.
@@ -92,7 +100,8 @@ public final class MetService: Responder {
         cors = CORSLayer(origin: configuration.corsOrigin)
         presenter = Presenter(time: time, monitor: monitor)
         let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
-        self.renders = renders
+        batchRenders = SearchHandler.Renders(capacity: Self.batchRenderBytes, compress: compress)
+        manifestRenders = SearchHandler.Renders(capacity: Self.manifestRenderBytes, compress: compress)
         search = SearchHandler(
             mode: configuration.searchAPI, store: store, renders: renders, presenter: presenter, time: time,
             logger: logger)
@@ -216,14 +225,14 @@ public final class MetService: Responder {
             driver.start(OpenPipeline(id: id, asJSON: asJSON, detailURL: detailURL, presenter: presenter))
         case .objectBatch(let batch, let presentation):
             driver.start(
-                BatchPipeline(batch: batch, presentation: presentation, presenter: presenter, renders: renders))
+                BatchPipeline(batch: batch, presentation: presentation, presenter: presenter, renders: batchRenders))
         case .random(let request):
             driver.start(random.pipeline(request))
         case .iiifManifest(let id, let presentation):
             driver.start(
                 ManifestPipeline(
                     id: id, base: ManifestPipeline.base(publicURL: publicURL, host: request.headers["Host"]),
-                    presentation: presentation, presenter: presenter, renders: renders))
+                    presentation: presentation, presenter: presenter, renders: manifestRenders))
         case .explorer(let asset, let presentation):
             .ready(explorer.response(asset, presentation, presenter: presenter))
         case .purge(let keys):

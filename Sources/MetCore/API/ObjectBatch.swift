@@ -40,9 +40,14 @@ struct ObjectBatch: Sendable {
         wait = try WaitParameter.seconds(target.value(of: "wait"))
     }
 
-    /// What the body is a function of besides the entries: the IDs in order and the projection.
+    /// The body's format: part of the render key (and so of the ETag), and changed with the
+    /// body's shape, so that a client does not keep a body of an older build after a 304.
+    static let format = 1
+
+    /// What the body is a function of besides the entries: its format, the IDs in order and the
+    /// projection.
     var renderKey: String {
-        "/objects?ids=" + ids.map(String.init).joined(separator: ",") + "&fields="
+        "batch \(Self.format)|" + ids.map(String.init).joined(separator: ",") + "|"
             + (fields?.sorted().joined(separator: ",") ?? "")
     }
 }

@@ -85,7 +85,7 @@ struct Router: Sendable {
             try target.allowOnly(Self.noParameters)
             return .resource(.departments, Presentation(route, for: request))
         case .explorer(let asset):
-            try target.allowOnly(Self.noParameters)
+            // A query is ignored: links to the page get tracking parameters (utm_…, fbclid) added.
             return .explorer(asset, Presentation(route, for: request))
         case .objectBatch:
             return .objectBatch(try ObjectBatch(target), Presentation(route, for: request))

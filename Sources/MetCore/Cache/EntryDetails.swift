@@ -37,13 +37,23 @@ public enum EntryDetails: Sendable, Equatable {
 /// An ID list as the Met sends it: `{"total": N, "objectIDs": [...] | null}`.
 public struct IDList: Sendable, Equatable, Decodable {
     /// The Met's count of matches (for v1.1, of all matches, not only this page).
-    public var total: Int
+    public let total: Int
     /// The IDs in the Met's order; empty when the Met sent null.
-    public var ids: [Int]
+    public let ids: [Int]
+    /// Whether no ID appears twice in `ids`: found out when the list is made (in the task that
+    /// fetched or read it, never on a loop), so that `/random` can draw from a list of half a
+    /// million IDs without looking for repeats itself.
+    public let isUnique: Bool
 
     public init(total: Int, ids: [Int]) {
         self.total = total
         self.ids = ids
+        isUnique = Self.hasNoRepeats(ids)
+    }
+
+    private static func hasNoRepeats(_ ids: [Int]) -> Bool {
+        var seen = Set<Int>(minimumCapacity: ids.count)
+        return ids.allSatisfy { seen.insert($0).inserted }
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -53,7 +63,9 @@ public struct IDList: Sendable, Equatable, Decodable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         total = try container.decode(Int.self, forKey: .total)
-        ids = try container.decodeIfPresent([Int].self, forKey: .objectIDs) ?? []
+        let ids = try container.decodeIfPresent([Int].self, forKey: .objectIDs) ?? []
+        self.ids = ids
+        isUnique = Self.hasNoRepeats(ids)
     }
 }
 

@@ -18,6 +18,9 @@ struct IIIFManifest {
     static let contentType = #"application/ld+json;profile="http://iiif.io/api/presentation/3/context.json""#
     /// The longer side of a canvas: the Met caps its originals at about 4,000 pixels.
     static let canvasSide = 4_000
+    /// The manifest's format: part of its render key (and so of its ETag), and changed with what
+    /// the manifest holds, so that a client does not keep one of an older build after a 304.
+    static let format = 1
     /// What the Met's open-access images are released under.
     static let rights = "http://creativecommons.org/publicdomain/zero/1.0/"
 

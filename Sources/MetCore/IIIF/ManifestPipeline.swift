@@ -37,7 +37,8 @@ struct ManifestPipeline: Pipeline {
         let (id, base) = (id, base)
         return .respond(
             presenter.composite(
-                key: "iiif|\(base)|\(entry.etag)", complete: true, bounds: [entry], outcome: outcome, renders: renders,
+                key: "iiif \(IIIFManifest.format)|\(base)|\(entry.etag)", complete: true, bounds: [entry],
+                outcome: outcome, renders: renders,
                 presentation, at: now, contentType: IIIFManifest.contentType
             ) { IIIFManifest(record: IIIFRecord.read(entry.body), id: id, base: base).body }.response)
     }

@@ -1,18 +1,19 @@
 /// `/random`: a uniformly drawn object among the IDs the server knows for a filter. Holds the
-/// generator and, per ID list, its IDs without repeats (made once per list, not per draw). One
-/// instance serves every loop; thread-safe.
+/// generator and, for the ID lists that have repeats or come in several pages, their IDs without
+/// repeats (made once, not per draw). One instance serves every loop; thread-safe.
 final class RandomHandler: Sendable {
     /// The generation of the Met's search to draw a `q` from, and the presenter.
     let search: SearchHandler
     let random: any RandomSource
     /// `--public-url`: makes the `Location` absolute.
     let publicURL: String?
-    /// The IDs of each list drawn from lately, without repeats, by the lists' keys and ETags.
+    /// The IDs of the lists drawn from lately that had to be made anew (several pages, or
+    /// repeats), without repeats, by the lists' keys and ETags.
     private let candidates = Locked<[String: [Int]]>([:])
 
     /// The most draws one request makes, those answered from memory included.
     static let maxDraws = 256
-    /// The most draws one request makes whose record memory did not hold (each may cost an
+    /// The most draws one request makes whose record had to be fetched from the Met (each an
     /// upstream call, paced): a filter few records meet gives up after this many, with a 404,
     /// rather than keep the client waiting.
     static let maxFetchedDraws = 8
@@ -29,20 +30,20 @@ final class RandomHandler: Sendable {
         RandomPipeline(request: request, handler: self, api: search.currentGeneration)
     }
 
-    /// The IDs of `lists`, in order, each once: what a draw picks from with equal chances.
-    /// Computed once per set of lists (by their keys and ETags) and kept; any thread.
+    /// The IDs of `lists`, in order, each once: what a draw picks from with equal chances. One
+    /// list without repeats (`IDList.isUnique`, known since it was stored: the collection's half a
+    /// million IDs among them) is used as it is; anything else is made once per set of lists (by
+    /// their keys and ETags) and kept. Any thread, loops included.
     func candidates(in lists: [CacheEntry]) -> [Int] {
+        let idLists = lists.compactMap { entry -> IDList? in
+            if case .ids(let list) = entry.details { return list }
+            return nil
+        }
+        if idLists.count == 1, idLists[0].isUnique { return idLists[0].ids }
         let key = lists.map { $0.key + " " + $0.etag }.joined(separator: "\n")
         if let kept = candidates.withLock({ $0[key] }) { return kept }
-        var ids: [Int] = []
-        for entry in lists {
-            if case .ids(let list) = entry.details { ids += list.ids }
-        }
-        var seen = Set<Int>(minimumCapacity: ids.count)
-        if !ids.allSatisfy({ seen.insert($0).inserted }) {
-            seen.removeAll(keepingCapacity: true)
-            ids = ids.filter { seen.insert($0).inserted }
-        }
+        var seen = Set<Int>()
+        let ids = idLists.flatMap(\.ids).filter { seen.insert($0).inserted }
         candidates.withLock { table in
             if table.count >= Self.maxKeptLists { table.removeAll() }
             table[key] = ids

@@ -85,7 +85,10 @@ struct RandomPipeline: Pipeline {
                 return .respond(response)
             }
             rejected.insert(id)
-            if how != .hit && how != .revalidating { fetchedDraws += 1 }
+            switch how {
+            case .miss, .collapsed, .stale: fetchedDraws += 1  // the Met was asked
+            case .hit, .diskHit, .sharedHit, .revalidating, .none: break
+            }
             return draw()
         }
     }

@@ -15,6 +15,11 @@ const WAIT_MS = 1500;
 /** The pause between two asks for a page's pending objects (ms), doubled while nothing arrives. */
 const POLL_MS = 500;
 const MAX_POLL_MS = 8000;
+/** Asks in a row without a pending object arriving (and no block to wait out) before a page
+ * stops waiting for the rest: about 15 s. What did not arrive can be opened, which asks again. */
+const GIVE_UP_AFTER = 5;
+/** The parameters of /search the explorer passes on from its hash. */
+const SEARCH_PARAMETERS = ['q', 'hasImages', 'isHighlight', 'isOnView', 'departmentId', 'dateBegin', 'dateEnd', 'sort'];
 /** Only images from the Met's image host are shown (the Content-Security-Policy says the same). */
 const IMAGE_HOST = 'https://images.metmuseum.org/';
 const FORMAT = new Intl.NumberFormat('en');
@@ -82,13 +87,21 @@ async function getJSON(url, signal) {
   throw new RequestFailure(response.status, problem, Number.isFinite(retryAfter) ? retryAfter : null);
 }
 
+const aborted = () => new DOMException('aborted', 'AbortError');
+
+/** Waits `ms`; rejects with an AbortError as soon as `signal` aborts (or at once if it has). */
 const sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    if (signal.aborted) return reject(aborted());
+    const onAbort = () => {
       clearTimeout(timer);
-      reject(new DOMException('aborted', 'AbortError'));
-    }, { once: true });
+      reject(aborted());
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 
 /** An element with a class and text. */
@@ -153,7 +166,8 @@ function showLosses() {
 function showResults() {
   const shown = [...search.cards.values()].filter((card) => !card.classList.contains('pending')).length;
   const pending = search.cards.size - shown;
-  const detail = pending ? `${pending} still loading.` : search.next ? 'Scroll down for more.' : 'That is all.';
+  const more = search.next ? 'Scroll down for more.' : 'That is all.';
+  const detail = pending ? `${pending} did not arrive in time: open one to try again. ${more}` : more;
   setStatus('results', `${FORMAT.format(search.total)} result${search.total === 1 ? '' : 's'} for ${quoted(search.words)}; ${shown} shown.`, detail);
 }
 
@@ -180,14 +194,20 @@ function showFailure(failure) {
 function countDown(seconds, signal) {
   const status = $('status');
   return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(aborted());
     let left = Math.max(1, Math.ceil(seconds));
     const show = () => {
       setStatus('blocked', 'The Met’s firewall is refusing this server’s requests for a while.',
         `Trying again in ${left} s.`);
       status.dataset.retryIn = String(left);
     };
+    const onAbort = () => {
+      done();
+      reject(aborted());
+    };
     const done = () => {
       clearInterval(timer);
+      signal.removeEventListener('abort', onAbort);
       delete status.dataset.retryIn;
     };
     show();
@@ -197,10 +217,7 @@ function countDown(seconds, signal) {
       done();
       resolve();
     }, 1000);
-    signal.addEventListener('abort', () => {
-      done();
-      reject(new DOMException('aborted', 'AbortError'));
-    }, { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -276,10 +293,13 @@ function checkYears() {
   return form.reportValidity();
 }
 
-/** The /search URL of the first page of the hash's search. */
+/** The /search URL of the first page of the hash's search: its search parameters only (the
+ * public-domain filter is the explorer's own: the Met's search has none). */
 function searchURL(parameters) {
-  const api = new URLSearchParams(parameters);
-  api.delete('isPublicDomain'); // The explorer's own filter: the Met's search has none.
+  const api = new URLSearchParams();
+  for (const name of SEARCH_PARAMETERS) {
+    if (parameters.has(name)) api.set(name, parameters.get(name));
+  }
   api.set('limit', String(PAGE_SIZE));
   api.set('wait', String(WAIT_MS));
   return `/search?${api}`;
@@ -333,11 +353,14 @@ function startSearch(parameters) {
  * Fetches one page and shows it: its objects as cards, its pending objects as placeholders
  * that fill in as the page is asked for again, until nothing is pending or the search stops.
  * A firewall block is counted down, then the page asked for again; so is one the server reports
- * (/health) while pending objects stop arriving.
+ * (/health) while pending objects stop arriving. Objects that still have not arrived after
+ * `GIVE_UP_AFTER` asks are left as placeholders, and the search goes on to the next page.
+ * Resolves to whether the page was shown (false when it failed or the search stopped).
  */
 async function loadPage(url, controller) {
   setBusy(true);
   showProgress();
+  const own = new Set(); // The IDs whose cards this page made.
   let counted = null; // What this page added to the counters the last time it was asked for.
   let stalled = 0; // Asks in a row in which no pending object arrived.
   try {
@@ -351,31 +374,40 @@ async function loadPage(url, controller) {
         showProgress();
         continue;
       }
-      if (controller !== search.controller) return;
+      if (controller !== search.controller) return false;
       const before = search.arrived;
       counted = count(page, counted);
-      showPage(page);
+      showPage(page, own);
       search.total = page.total;
       if (page.total === 0) {
         setStatus('empty', `Nothing found for ${quoted(search.words)}.`, 'Try other words, or fewer filters.');
-        return finish(null);
+        finish(null);
+        return true;
       }
-      if (page.pending.length === 0) return finish(page.next);
+      if (page.pending.length === 0) {
+        finish(page.next);
+        return true;
+      }
       stalled = search.arrived > before ? 0 : stalled + 1;
       if (stalled >= 2) {
         const blocked = await blockedSeconds(controller.signal);
         if (blocked > 0) {
           await countDown(blocked, controller.signal);
           stalled = 0;
+        } else if (stalled >= GIVE_UP_AFTER) {
+          for (const id of page.pending) search.cards.get(id)?.classList.add('unavailable');
+          finish(page.next);
+          return true;
         }
       }
       showProgress();
       await sleep(Math.min(POLL_MS * 2 ** stalled, MAX_POLL_MS), controller.signal);
     }
   } catch (error) {
-    if (controller !== search.controller || error.name === 'AbortError') return;
+    if (controller !== search.controller || error.name === 'AbortError') return false;
     setBusy(false);
     showFailure(error);
+    return false;
   }
 }
 
@@ -392,7 +424,7 @@ function count(page, before) {
   return now;
 }
 
-/** The page is complete: the results line, and the next page when there is one. */
+/** The page is done: the results line, and the next page when there is one. */
 function finish(next) {
   setBusy(false);
   search.next = next || null;
@@ -401,8 +433,12 @@ function finish(next) {
   if (search.next) observeEnd();
 }
 
-/** Shows a page's objects, filling placeholders in place, and its pending IDs as placeholders. */
-function showPage(page) {
+/**
+ * Shows a page's objects, filling placeholders, and its pending IDs as placeholders, then puts
+ * the cards this page made (`own`) in the page's order: the server's (its sort within the page),
+ * then what is still pending.
+ */
+function showPage(page, own) {
   const results = $('results');
   for (const record of page.objects) {
     const id = record.objectID;
@@ -423,6 +459,7 @@ function showPage(page) {
       if (focused) card.querySelector('a').focus();
     } else {
       results.append(card);
+      own.add(id);
     }
     search.cards.set(id, card);
   }
@@ -436,7 +473,15 @@ function showPage(page) {
     const card = placeholderCard(id);
     results.append(card);
     search.cards.set(id, card);
+    own.add(id);
   }
+  // This page's cards are the last ones: moving them to the end in order sorts them.
+  const focused = document.activeElement;
+  for (const id of [...page.objects.map((record) => record.objectID), ...page.pending]) {
+    const card = own.has(id) && search.cards.get(id);
+    if (card) results.append(card);
+  }
+  if (focused && document.contains(focused) && document.activeElement !== focused) focused.focus();
   showLosses();
 }
 
@@ -505,7 +550,12 @@ async function loadMore() {
   const url = search.next;
   search.next = null;
   $('more').hidden = true;
-  await loadPage(url, controller);
+  if (await loadPage(url, controller)) return;
+  // Failed: the same page can be asked for again.
+  if (controller === search.controller && !controller.signal.aborted) {
+    search.next = url;
+    $('more').hidden = false;
+  }
 }
 
 let endObserver = null;
@@ -555,45 +605,67 @@ function onKey(event) {
 // MARK: Detail
 
 /**
- * Where focus was before the detail view opened, and the view's hash it was opened over: null
- * when the page was opened on a detail view (a shared link), whose close then shows the search.
+ * Where focus was before the detail view opened (the element, and a selector that finds its
+ * successor if the element was replaced meanwhile, such as a placeholder filled in), and the
+ * view's hash it was opened over: null when the page was opened on a detail view (a shared
+ * link), whose close then shows the search.
  */
-const detail = { returnFocus: null, returnHash: null, controller: null };
+const detail = { returnFocus: null, returnSelector: null, returnHash: null, controller: null };
 
 function detailRow(list, name, value) {
   if (!value) return;
   list.append(element('dt', null, name), element('dd', null, value));
 }
 
-function openDialog() {
-  const dialog = $('detail');
-  if (!dialog.open) {
-    detail.returnFocus = document.activeElement;
-    dialog.showModal();
-  }
-  $('detail-close').focus();
+/** A selector that finds `element` again, or its replacement: a result's card by its ID, a
+ * widget entry by its deep link. */
+function selectorFor(element) {
+  const card = element?.closest?.('.card');
+  if (card) return `#results .card[data-id="${card.dataset.id}"] > a`;
+  const url = element?.dataset?.widgetUrl;
+  return url && /^themet:\/\/\d+$/.test(url) ? `#widget-view a[data-widget-url="${url}"]` : null;
 }
 
-/** Shows object `id`: its detail view when it is in the public domain, else its link out. */
-async function showObject(id) {
+/**
+ * Opens the detail view with a loading line, taking over from whatever it showed or was
+ * loading: returns the AbortController of what it now shows.
+ */
+function openDialog(loading) {
   detail.controller?.abort();
   const controller = new AbortController();
   detail.controller = controller;
   const body = $('detail-body');
-  body.replaceChildren(element('p', 'loading', `Loading object ${id}…`));
+  body.replaceChildren(element('p', 'loading', loading));
   body.dataset.state = 'loading';
-  openDialog();
+  const dialog = $('detail');
+  if (!dialog.open) {
+    detail.returnFocus = document.activeElement;
+    detail.returnSelector = selectorFor(document.activeElement);
+    dialog.showModal();
+  }
+  $('detail-close').focus();
+  return controller;
+}
+
+/** The detail view says what went wrong (a problem document's title and detail). */
+function showDetailProblem(problem) {
+  const body = $('detail-body');
+  const title = element('h2', null, problem.title || 'Something went wrong');
+  title.id = 'detail-title';
+  body.replaceChildren(title, element('p', 'problem-detail', problem.detail || ''));
+  body.dataset.state = 'error';
+}
+
+/** Shows object `id`: its detail view when it is in the public domain, else its link out. */
+async function showObject(id) {
+  const controller = openDialog(`Loading object ${id}…`);
+  const body = $('detail-body');
   let record;
   try {
     record = await getJSON(`/objects/${id}`, controller.signal);
   } catch (error) {
-    if (error.name === 'AbortError') return;
-    const problem = error.problem || {};
-    body.dataset.state = 'error';
-    body.replaceChildren(
-      element('h2', null, problem.title || 'Something went wrong'),
-      element('p', 'problem-detail', problem.detail || ''));
-    body.querySelector('h2').id = 'detail-title';
+    if (error.name === 'AbortError' || controller !== detail.controller) return;
+    showDetailProblem(error.problem || {});
     return;
   }
   if (controller !== detail.controller) return;
@@ -709,9 +781,12 @@ function onDetailClosed() {
       history.back();
     }
   }
-  const focus = detail.returnFocus;
+  const focus = detail.returnFocus && document.contains(detail.returnFocus)
+    ? detail.returnFocus
+    : detail.returnSelector && document.querySelector(detail.returnSelector);
   detail.returnFocus = null;
-  if (focus && document.contains(focus)) focus.focus();
+  detail.returnSelector = null;
+  focus?.focus();
 }
 
 // MARK: Deep links
@@ -729,32 +804,31 @@ function resolveDeepLink(url, signal) {
 
 /** `#/open?url=themet://{id}`: resolved through /open, then the detail view or the link out. */
 async function openDeepLink(url) {
-  const body = $('detail-body');
-  openDialog();
+  const controller = openDialog('Opening the link…');
   if (!deepLinkID(url)) {
-    body.dataset.state = 'error';
-    body.replaceChildren(element('h2', null, 'Not a deep link'),
-      element('p', 'problem-detail', 'A deep link looks like themet://436535.'));
+    showDetailProblem({ title: 'Not a deep link', detail: 'A deep link looks like themet://436535.' });
     return;
   }
   try {
     // The server says where the link leads; either way the object's own view says it best.
-    const target = await resolveDeepLink(url);
+    const target = await resolveDeepLink(url, controller.signal);
+    if (controller !== detail.controller) return;
     history.replaceState(null, '', `#/objects/${target.objectID}`);
     showObject(target.objectID);
   } catch (error) {
-    const problem = error.problem || {};
-    body.dataset.state = 'error';
-    body.replaceChildren(element('h2', null, problem.title || 'Something went wrong'),
-      element('p', 'problem-detail', problem.detail || ''));
+    if (error.name === 'AbortError' || controller !== detail.controller) return;
+    showDetailProblem(error.problem || {});
   }
 }
 
 // MARK: Random
 
+/** "Surprise me": a random public-domain object with an image (of the chosen department),
+ * opened in the detail view. The button stays focusable meanwhile (focus returns to it). */
 async function surpriseMe() {
   const button = $('random');
-  button.disabled = true;
+  if (button.getAttribute('aria-busy') === 'true') return;
+  button.setAttribute('aria-busy', 'true');
   const parameters = new URLSearchParams({ format: 'json', hasImages: 'true', isPublicDomain: 'true' });
   const department = $('search-form').departmentId.value;
   if (department) parameters.set('departmentId', department);
@@ -762,18 +836,25 @@ async function surpriseMe() {
     const drawn = await getJSON(`/random?${parameters}`);
     location.hash = `#/objects/${drawn.objectID}`;
   } catch (error) {
-    showView('search');
-    showFailure(error);
+    const problem = error.problem || {};
+    if ($('widget-view').hidden) {
+      showFailure(error);
+    } else {
+      $('widget-status').textContent = `${problem.title || 'Something went wrong'}: ${problem.detail || ''}`;
+    }
   } finally {
-    button.disabled = false;
+    button.removeAttribute('aria-busy');
   }
 }
 
 // MARK: Widget preview
 
-const widget = { controller: null };
+/** The timelines' requests, and whether they are on screen (closing a detail view opened from
+ * them comes back without asking again). */
+const widget = { controller: null, shown: false };
 
 async function showWidget() {
+  if (!$('widget-view').hidden && widget.shown) return;
   showView('widget');
   widget.controller?.abort();
   const controller = new AbortController();
@@ -786,6 +867,7 @@ async function showWidget() {
     if (controller !== widget.controller) return;
     showTimeline(medium, 'medium', controller.signal);
     showTimeline(large, 'large', controller.signal);
+    widget.shown = true;
     status.textContent = medium.entries.length
       ? `${medium.entries.length} entries, one every ${Math.round(medium.interval / 60)} minutes, from the ${medium.source === 'store' ? 'latest search' : 'search'}.`
       : 'Nothing stored yet: search for something first.';
@@ -882,6 +964,7 @@ function showTimeline(timeline, family, signal) {
 // MARK: Views and routing
 
 function showView(name) {
+  if (name !== 'widget') widget.shown = false;
   $('search-view').hidden = name !== 'search';
   $('widget-view').hidden = name !== 'widget';
   $('nav-search').setAttribute('aria-current', String(name === 'search'));
@@ -946,6 +1029,11 @@ function submitSearch(event) {
 }
 
 function start() {
+  // The skip link moves focus without touching the hash (the hash is the view).
+  document.querySelector('.skip').addEventListener('click', (event) => {
+    event.preventDefault();
+    $('results').focus();
+  });
   $('search-form').addEventListener('submit', submitSearch);
   $('stop').addEventListener('click', () => stopSearch());
   $('more').addEventListener('click', loadMore);
