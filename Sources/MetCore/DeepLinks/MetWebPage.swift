@@ -34,7 +34,10 @@ enum MetWebPage {
         }
         guard hasWellFormedEscapes(tail) else { return nil }
         if tail.first != UInt8(ascii: "/") { serialized += "/" }
-        return serialized + String(decoding: tail, as: UTF8.self)
+        serialized += String(decoding: tail, as: UTF8.self)
+        // The `/` added before a bare query or fragment can take a URL of `maxLength` bytes past
+        // it, and what comes out must be accepted as it is when read again.
+        return serialized.utf8.count <= maxLength ? serialized : nil
     }
 
     /// Printable ASCII other than the characters RFC 3986 never allows in a URL.
