@@ -302,7 +302,7 @@ public final class FakeMet: Responder {
 
     /// A cookie or incident token: a hex string that is a pure function of seed and request number.
     private static func token(_ seed: UInt64, _ serial: Int) -> String {
-        var generator = State.SplitMix(seed: seed ^ UInt64(truncatingIfNeeded: serial) &* 0x9E37_79B9_7F4A_7C15)
+        var generator = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: serial) &* 0x9E37_79B9_7F4A_7C15)
         return String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
     }
 
@@ -325,19 +325,6 @@ public final class FakeMet: Responder {
 
     /// Everything that changes per request; only touched under `state`'s lock.
     private struct State {
-        /// SplitMix64: small, fast and deterministic; enough for choosing which requests fail.
-        struct SplitMix {
-            var seed: UInt64
-
-            mutating func next() -> UInt64 {
-                seed &+= 0x9E37_79B9_7F4A_7C15
-                var z = seed
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return z ^ (z >> 31)
-            }
-        }
-
         /// Requests counted (everything but `/__stats`), blocked and failed ones included.
         var total = 0
         /// Requests answered with the firewall's 403.
@@ -354,9 +341,10 @@ public final class FakeMet: Responder {
         var windowCount = 0
         /// When the current block ends (seconds since 1970), or nil when not blocked.
         var blockedUntil: Double?
-        var random: SplitMix
+        /// Decides which requests fail.
+        var random: SplitMix64
 
-        init(random seed: UInt64) { random = SplitMix(seed: seed) }
+        init(random seed: UInt64) { random = SplitMix64(seed: seed) }
 
         /// A uniform draw in [0, 1).
         mutating func nextUnit() -> Double { Double(random.next() >> 11) * 0x1p-53 }

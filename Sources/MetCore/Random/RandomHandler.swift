@@ -27,7 +27,7 @@ final class RandomHandler: Sendable {
     }
 
     func pipeline(_ request: RandomRequest) -> RandomPipeline {
-        RandomPipeline(request: request, handler: self, api: search.currentGeneration)
+        RandomPipeline(request: request, handler: self)
     }
 
     /// The IDs of `lists`, in order, each once: what a draw picks from with equal chances. One

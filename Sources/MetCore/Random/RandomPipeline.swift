@@ -20,30 +20,28 @@ struct RandomPipeline: Pipeline {
 
     let request: RandomRequest
     let handler: RandomHandler
-    private var api: SearchAPI
     private var stage = Stage.start
-    /// The list resources asked for last, in order.
-    private var asked: [MetResource] = []
+    /// The ID lists, and the generation of the Met's search they come from.
+    private var reader: IDListReader
+    /// The lists' entries, and those of the search's other pages memory holds.
     private var lists: [CacheEntry] = []
-    /// Whether `auto` mode has switched generation already (once per request).
-    private var switched = false
     private var candidates: [Int] = []
     private var rejected = Set<Int>()
     private var draws = 0
     private var fetchedDraws = 0
     private var outcome = CacheOutcome.hit
 
-    init(request: RandomRequest, handler: RandomHandler, api: SearchAPI) {
+    init(request: RandomRequest, handler: RandomHandler) {
         self.request = request
         self.handler = handler
-        self.api = api
+        reader = IDListReader(handler: handler.search, mayMove: request.search != nil)
     }
 
     /// The search's window on `api`, over the whole list (a sort by ID reads every page from the first).
     private var window: SearchWindow? {
         guard var query = request.search else { return nil }
         query.sort = .id
-        return SearchWindow(query: query, api: api)
+        return SearchWindow(query: query, api: reader.api)
     }
 
     mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
@@ -51,7 +49,13 @@ struct RandomPipeline: Pipeline {
         case .start:
             return ask(window?.firstResources() ?? [request.objectList])
         case .lists:
-            if let failure = read(resolutions) { return failure }
+            switch reader.read(resolutions) {
+            case .read: break
+            case .switched: return ask(window?.firstResources() ?? [])
+            case .failure(let response): return .respond(response)
+            }
+            lists = reader.entries
+            outcome = reader.outcome
             if let window, let total = lists.first.flatMap(Self.total) {
                 let others = window.remainingResources(total: total)
                 if !others.isEmpty {
@@ -94,43 +98,8 @@ struct RandomPipeline: Pipeline {
     }
 
     private mutating func ask(_ resources: [MetResource]) -> Step {
-        asked = resources
         stage = .lists
-        return .need(Need(resources))
-    }
-
-    /// Takes the lists out of `resolutions`; returns what to do instead when one failed: the
-    /// other generation's lists (`auto` mode, once), or the failure's response.
-    private mutating func read(_ resolutions: [Resolution]) -> Step? {
-        for (resource, resolution) in zip(asked, resolutions) {
-            let error: UpstreamError
-            switch resolution {
-            case .entry(let entry, let how):
-                guard case .ids = entry.details else {
-                    error = .malformed("an ID list without IDs")
-                    break
-                }
-                lists.append(entry)
-                outcome = Presenter.combine(outcome, how)
-                continue
-            case .failed(let failure):
-                error = failure
-            case .cancelled:
-                return .respond(Response(status: 499))
-            case .pending:
-                continue  // Only after a failure, which has returned already.
-            }
-            if request.search != nil, !switched,
-                let other = handler.search.switchedGeneration(from: api, after: error)
-            {
-                switched = true
-                api = other
-                lists = []
-                return ask(window?.firstResources() ?? [])
-            }
-            return .respond(handler.search.presenter.problem(for: error, resource: resource).response)
-        }
-        return nil
+        return .need(reader.ask(resources))
     }
 
     /// The first draw, once every list is in.

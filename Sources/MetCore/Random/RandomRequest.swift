@@ -28,15 +28,8 @@ struct RandomRequest: Sendable {
             return
         }
         requiresImage = try Self.flag("hasImages", in: target) ?? true
-        if let text = target.value(of: "departmentId") {
-            guard (1...9).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                let id = Int(text), id > 0
-            else {
-                throw Problem(
-                    .invalidParameter, "departmentId must be a department ID (a positive integer; see /departments).",
-                    parameter: "departmentId")
-            }
-            departmentId = id
+        departmentId = try target.value(of: "departmentId").map { (text) throws(Problem) in
+            try SearchQuery.departmentID(text)
         }
     }
 

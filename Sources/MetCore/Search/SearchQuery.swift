@@ -100,12 +100,7 @@ public struct SearchQuery: Sendable, Hashable {
         }
         if value("hasImages") == nil { filters.append(.init(name: "hasImages", value: "true")) }
         if let text = value("departmentId") {
-            guard let id = Self.integer(text), id > 0 else {
-                throw Problem(
-                    .invalidParameter, "departmentId must be a department ID (a positive integer; see /departments).",
-                    parameter: "departmentId")
-            }
-            filters.append(.init(name: "departmentId", value: String(id)))
+            filters.append(.init(name: "departmentId", value: String(try Self.departmentID(text))))
         }
         for name in Self.sortedTermFilters {
             guard let text = value(name) else { continue }
@@ -209,6 +204,17 @@ public struct SearchQuery: Sendable, Hashable {
         if let fields { items.append(.init(name: "fields", value: fields.sorted().joined(separator: ","))) }
         if waitGiven { items.append(.init(name: "wait", value: String(Int((wait * 1_000).rounded())))) }
         return PercentEncoding.target(path: "/search", query: items, keeping: [.comma, .pipe])
+    }
+
+    /// A `departmentId` value: a positive integer of at most 9 digits (leading zeros allowed, as
+    /// the Met reads it). Throws `invalid_parameter` naming `departmentId`.
+    static func departmentID(_ text: String) throws(Problem) -> Int {
+        guard let id = integer(text), id > 0 else {
+            throw Problem(
+                .invalidParameter, "departmentId must be a department ID (a positive integer; see /departments).",
+                parameter: "departmentId")
+        }
+        return id
     }
 
     /// ASCII digits with an optional leading `-` (when allowed), at most 9 digits.

@@ -39,21 +39,18 @@ struct SearchSteps: Sendable {
     let query: SearchQuery
     /// The generation switch, the store and the presenter.
     let handler: SearchHandler
-    private(set) var api: SearchAPI
     private var stage = Stage.start
-    /// The ID-list resources asked for last, in order.
-    private var asked: [MetResource] = []
-    private var lists: [MetResource: IDList] = [:]
-    private var listEntries: [CacheEntry] = []
-    private var outcome = CacheOutcome.hit
-    /// Whether `auto` mode has switched generation already (once per request).
-    private var switched = false
+    /// The ID lists, and the generation they come from.
+    private var reader: IDListReader
 
     init(_ query: SearchQuery, handler: SearchHandler) {
         self.query = query
         self.handler = handler
-        api = handler.currentGeneration
+        reader = IDListReader(handler: handler, mayMove: true)
     }
+
+    /// The generation the ID lists come from.
+    var api: SearchAPI { reader.api }
 
     private var window: SearchWindow { SearchWindow(query: query, api: api) }
 
@@ -62,17 +59,22 @@ struct SearchSteps: Sendable {
         case .start:
             return ask(window.firstResources(), then: .firstLists)
         case .firstLists, .remainingLists:
-            if let next = read(resolutions) { return next }
+            switch reader.read(resolutions) {
+            case .read: break
+            case .switched: return ask(window.firstResources(), then: .firstLists)
+            case .failure(let response): return .failure(response)
+            }
             if case .firstLists = stage {
-                let remaining = window.remainingResources(total: lists.values.first?.total ?? 0)
+                let remaining = window.remainingResources(total: reader.lists.values.first?.total ?? 0)
                 if !remaining.isEmpty { return ask(remaining, then: .remainingLists) }
             }
-            let page = window.page(from: lists)
+            let page = window.page(from: reader.lists)
             stage = .objects(ids: page.ids, total: page.total, reachable: page.reachable)
             return .need(Need(page.ids.map { .object(id: $0) }, wait: query.wait))
         case .objects(let ids, let total, let reachable):
             var entries: [Int: CacheEntry] = [:]
-            var sources = listEntries
+            var sources = reader.entries
+            var outcome = reader.outcome
             for (id, resolution) in zip(ids, resolutions) {
                 if case .entry(let entry, let how) = resolution {
                     entries[id] = entry
@@ -86,49 +88,14 @@ struct SearchSteps: Sendable {
             handler.offerToStore(result, query)
             return .page(
                 HydratedPage(
-                    result: result, page: (ids, total, reachable), lists: listEntries, outcome: outcome,
+                    result: result, page: (ids, total, reachable), lists: reader.entries, outcome: outcome,
                     sources: sources, api: api))
         }
     }
 
     private mutating func ask(_ resources: [MetResource], then next: Stage) -> Next {
-        asked = resources
         stage = next
-        return .need(Need(resources))
+        return .need(reader.ask(resources))
     }
 
-    /// Takes the ID lists out of `resolutions`; returns what to do instead when one failed: the
-    /// other generation's first lists (`auto` mode, once), or the failure's response.
-    private mutating func read(_ resolutions: [Resolution]) -> Next? {
-        for (resource, resolution) in zip(asked, resolutions) {
-            let error: UpstreamError
-            switch resolution {
-            case .entry(let entry, let how):
-                guard case .ids(let list) = entry.details else {
-                    error = .malformed("search answer without an ID list")
-                    break
-                }
-                lists[resource] = list
-                listEntries.append(entry)
-                outcome = Presenter.combine(outcome, how)
-                continue
-            case .failed(let failure):
-                error = failure
-            case .cancelled:
-                return .failure(Response(status: 499))
-            case .pending:
-                continue  // Only after a failure, which has returned already.
-            }
-            if !switched, let other = handler.switchedGeneration(from: api, after: error) {
-                switched = true
-                api = other
-                lists = [:]
-                listEntries = []
-                outcome = .hit
-                return ask(window.firstResources(), then: .firstLists)
-            }
-            return .failure(handler.presenter.problem(for: error, resource: resource).response)
-        }
-        return nil
-    }
 }
