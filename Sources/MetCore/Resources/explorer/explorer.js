@@ -117,6 +117,25 @@ function imageURL(url) {
   return typeof url === 'string' && url.startsWith(IMAGE_HOST) ? url : null;
 }
 
+/** `anchor`, made to open in a new tab without giving that tab a handle on this page. */
+function inNewTab(anchor) {
+  anchor.target = '_blank';
+  anchor.rel = 'noopener';
+  return anchor;
+}
+
+/** A link to `href` saying `text`. */
+function link(href, text) {
+  const anchor = element('a', null, text);
+  anchor.href = href;
+  return anchor;
+}
+
+/** Who made `record` and when, as a card or a link out shows it ("Vincent van Gogh, 1889"). */
+function byline(record) {
+  return [record.artistDisplayName, record.objectDate].filter(Boolean).join(', ');
+}
+
 /** What an image of `record` says to someone who cannot see it. */
 function altText(record) {
   const title = record.title || `Object ${record.objectID}`;
@@ -493,9 +512,7 @@ function objectCard(record) {
   if (record.isPublicDomain) {
     link.href = `#/objects/${record.objectID}`;
   } else {
-    link.href = `/open/${record.objectID}`;
-    link.target = '_blank';
-    link.rel = 'noopener';
+    inNewTab(link).href = `/open/${record.objectID}`;
     link.dataset.linkOut = 'true';
     card.classList.add('link-out');
   }
@@ -515,8 +532,7 @@ function objectCard(record) {
   }
   link.append(frame);
   link.append(element('span', 'title', record.title || `Object ${record.objectID}`));
-  const byline = [record.artistDisplayName, record.objectDate].filter(Boolean).join(', ');
-  if (byline) link.append(element('span', 'byline', byline));
+  if (byline(record)) link.append(element('span', 'byline', byline(record)));
   if (!record.isPublicDomain) link.append(element('span', 'badge', 'On metmuseum.org ↗'));
   card.append(link);
   return card;
@@ -647,12 +663,17 @@ function openDialog(loading) {
   return controller;
 }
 
+/** The detail view's heading, which names the dialog. */
+function detailTitle(text) {
+  const title = element('h2', null, text);
+  title.id = 'detail-title';
+  return title;
+}
+
 /** The detail view says what went wrong (a problem document's title and detail). */
 function showDetailProblem(problem) {
   const body = $('detail-body');
-  const title = element('h2', null, problem.title || 'Something went wrong');
-  title.id = 'detail-title';
-  body.replaceChildren(title, element('p', 'problem-detail', problem.detail || ''));
+  body.replaceChildren(detailTitle(problem.title || 'Something went wrong'), element('p', 'problem-detail', problem.detail || ''));
   body.dataset.state = 'error';
 }
 
@@ -685,17 +706,11 @@ function publicDomainDetail(record) {
   const full = imageURL(record.primaryImage);
   if (full) {
     const caption = element('figcaption');
-    const link = element('a', null, 'Full-size image ↗');
-    link.href = full;
-    link.target = '_blank';
-    link.rel = 'noopener';
-    caption.append(link);
+    caption.append(inNewTab(link(full, 'Full-size image ↗')));
     figure.append(caption);
   }
   const text = element('div', 'detail-text');
-  const title = element('h2', null, record.title || `Object ${record.objectID}`);
-  title.id = 'detail-title';
-  text.append(title);
+  text.append(detailTitle(record.title || `Object ${record.objectID}`));
   const artist = [record.artistDisplayName, record.artistDisplayBio].filter(Boolean).join(', ');
   if (artist) text.append(element('p', 'artist', artist));
   const facts = element('dl', 'facts');
@@ -730,36 +745,22 @@ function publicDomainDetail(record) {
   links.append(link(`/iiif/${record.objectID}/manifest.json`, 'IIIF manifest'),
     link(`/objects/${record.objectID}`, 'JSON record'));
   if (typeof record.objectURL === 'string' && /^https:\/\/(www\.)?metmuseum\.org\//.test(record.objectURL)) {
-    const page = link(record.objectURL, 'On metmuseum.org ↗');
-    page.target = '_blank';
-    page.rel = 'noopener';
-    links.append(page);
+    links.append(inNewTab(link(record.objectURL, 'On metmuseum.org ↗')));
   }
   text.append(links);
   article.append(figure, text);
   return article;
 }
 
-function link(href, text) {
-  const anchor = element('a', null, text);
-  anchor.href = href;
-  return anchor;
-}
-
 function linkOutDetail(record) {
   const article = element('article', 'detail link-out');
-  const title = element('h2', null, record.title || `Object ${record.objectID}`);
-  title.id = 'detail-title';
-  article.append(title);
-  const byline = [record.artistDisplayName, record.objectDate].filter(Boolean).join(', ');
-  if (byline) article.append(element('p', 'artist', byline));
+  article.append(detailTitle(record.title || `Object ${record.objectID}`));
+  if (byline(record)) article.append(element('p', 'artist', byline(record)));
   article.append(element('p', null,
     'This object is not in the public domain, so the Met shares no image of it through its API. '
     + 'Its page on the Met’s website has what the Met can show.'));
-  const out = link(`/open/${record.objectID}`, 'Open it on metmuseum.org ↗');
+  const out = inNewTab(link(`/open/${record.objectID}`, 'Open it on metmuseum.org ↗'));
   out.className = 'button';
-  out.target = '_blank';
-  out.rel = 'noopener';
   out.dataset.linkOut = 'true';
   article.append(out);
   return article;
@@ -900,9 +901,7 @@ function entryLink(entry, signal) {
       if (target.target === 'detail') {
         anchor.href = `#/objects/${target.objectID}`;
       } else {
-        anchor.href = target.location;
-        anchor.target = '_blank';
-        anchor.rel = 'noopener';
+        inNewTab(anchor).href = target.location;
         anchor.dataset.linkOut = 'true';
       }
       anchor.dataset.resolved = target.target;
