@@ -96,6 +96,60 @@ struct FrontEndRouteTests {
         #expect(try await servers.get("/iiif/999999999/manifest.json").status == 404)
     }
 
+    /// One raw exchange: status, head and body (the head's fields as sent).
+    private static func raw(_ request: String, port: Int) async throws -> (status: Int, head: String, body: String) {
+        let text = try await RawHTTP.exchange(port: port, request: Array(request.utf8)).text
+        let end = text.range(of: "\r\n\r\n")?.lowerBound ?? text.endIndex
+        let status = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? -1
+        return (status, String(text[..<end]), String(text[end...]).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// What a client can get wrong, over the wire: each a 400 (or a 404 for a path no route has)
+    /// with a problem document, and nothing asked of the Met for any of them.
+    @Test func hostileRequestsAreProblemsAndNeverReachTheMet() async throws {
+        let servers = try await Servers.start(themet: Self.unpaced)
+        let refused: [(target: String, status: Int, code: String)] = [
+            ("/objects?ids=1,,2", 400, "invalid_parameter"),
+            ("/objects?ids=99999999999", 400, "invalid_parameter"),
+            ("/objects?ids=-1", 400, "invalid_parameter"),
+            ("/objects?ids=1&ids=2", 400, "invalid_parameter"),
+            ("/objects?ids=" + (1...101).map(String.init).joined(separator: ","), 400, "invalid_parameter"),
+            ("/objects?ids=1&wait=1e3", 400, "invalid_parameter"),
+            ("/objects?ids=%31%00", 400, "invalid_parameter"),
+            ("/objects?ids=1&fields=a%22b", 400, "invalid_parameter"),
+            ("/objects?ids=1%", 400, "invalid_request_target"),
+            ("/random?departmentId=-1", 400, "invalid_parameter"),
+            ("/random?hasImages=TRUE", 400, "invalid_parameter"),
+            ("/random?format=html", 400, "invalid_parameter"),
+            ("/random?q=%20%09", 400, "invalid_parameter"),
+            ("/random?q=a&sort=id", 400, "unknown_parameter"),
+            ("/iiif/00436535/manifest.json", 400, "invalid_object_id"),
+            ("/iiif/436535/manifest.json?callback=x", 400, "unknown_parameter"),
+            ("/iiif/1%2F..%2F2/manifest.json", 404, "route_not_found"),
+            ("/iiif/436535/manifest.json/", 404, "route_not_found"),
+        ]
+        for (target, status, code) in refused {
+            let answer = try await Self.raw(
+                "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: servers.themet.port)
+            #expect(answer.status == status, "\(target)")
+            #expect(answer.head.contains("Content-Type: application/problem+json"), "\(target)")
+            #expect(answer.body.contains(#""code":"\#(code)""#), "\(target): \(answer.body.prefix(200))")
+        }
+        #expect(try await servers.upstreamStats().total == 0)
+
+        // The Host of a manifest request goes into its ids only when it is a plain authority.
+        let port = servers.themet.port
+        let named = try await Self.raw(
+            "GET /iiif/437980/manifest.json HTTP/1.1\r\nHost: met.local:8080\r\nConnection: close\r\n\r\n", port: port)
+        #expect(named.body.contains(#""id":"http://met.local:8080/iiif/437980/manifest.json""#))
+        let hostless = try await Self.raw("GET /iiif/437980/manifest.json HTTP/1.0\r\n\r\n", port: port)
+        #expect(hostless.body.contains(#""id":"http://localhost/iiif/437980/manifest.json""#))
+        let strange = try await Self.raw(
+            "GET /iiif/437980/manifest.json HTTP/1.1\r\nHost: a\"b\r\nConnection: close\r\n\r\n", port: port)
+        #expect(!strange.body.contains("a\"b"))
+        #expect(servers.themet.isRunning)
+    }
+
     @Test func theExplorerIsServedWithItsPolicy() async throws {
         let servers = try await Servers.start()
         let page = try await servers.get("/", headers: ["Accept-Encoding": "gzip"])

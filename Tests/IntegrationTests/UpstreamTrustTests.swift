@@ -68,6 +68,8 @@ struct UpstreamTrustTests {
             "/objects/1?fields=", "/search?q=sun", "/search?q=a&medium=", "/widget/timeline?q=",
             "/public/collection/v1/objects?departmentIds=", "/public/collection/v1/search?q=",
             "/public/collection/v1.1/search?q=", "/public/collection/v1/search?q=a&geoLocation=", "/open/",
+            "/objects?ids=1,", "/objects?ids=1&fields=", "/random?format=json&q=", "/random?departmentId=",
+            "/iiif/1/manifest.json?x=", "/?utm_source=",
         ]
         var requests: [String] = []
         for route in routes {
