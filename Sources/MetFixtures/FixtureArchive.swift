@@ -193,14 +193,16 @@ public final class FixtureArchive: Sendable {
     /// Hits whose title contains `q` come first, then the rest, each ascending by ID.
     private func search(_ query: [RequestTarget.QueryItem], paged: Bool) -> UpstreamReply {
         let q = FixtureSearch.lastValue(of: "q", in: query)
+        let search = FixtureSearch(query, knownDepartments: knownDepartments)
         if !paged {
-            // v1 needs q: without it the Met answers 502 (or 503); with an empty one, nothing.
+            // v1 needs q: without it the Met answers 502 (or 503); with an empty one, nothing
+            // (S-PA), unless a filter narrows the search: `q=&isHighlight=true` finds the
+            // highlights (OA#36).
             guard let q else {
                 return UpstreamReply(status: 502, contentType: "text/html", body: Array(Self.badGatewayPage.utf8))
             }
-            if q.isEmpty { return Self.json(200, Self.idList(total: 0, ids: nil)) }
+            if q.isEmpty && !search.narrows { return Self.json(200, Self.idList(total: 0, ids: nil)) }
         }
-        let search = FixtureSearch(query, knownDepartments: knownDepartments)
         var titleMatches: [Int] = []
         var otherMatches: [Int] = []
         for record in records {

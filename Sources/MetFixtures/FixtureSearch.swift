@@ -100,6 +100,13 @@ struct FixtureSearch: Sendable {
         }
     }
 
+    /// Whether a filter other than `hasImages` (which so many clients send that it cannot stand
+    /// for a search of its own) narrows the search: what lets v1 answer an empty `q`.
+    var narrows: Bool {
+        isHighlight != nil || isOnView != nil || departmentID != nil || mediumTerms != nil || geoTerms != nil
+            || dateBegin != nil
+    }
+
     /// What `field` contributes to its record's match.
     func hits(in field: FixtureRecord.Field) -> Hits {
         var hits = Hits()

@@ -236,10 +236,10 @@ final class HTTPConnection {
     /// cannot be trusted to start a new request).
     private func reject(_ problem: Problem) {
         loop.countUnreadRequest()
-        let response = problem.response
+        let response = loop.unread(problem.response)
         closeAfterFlush = true
         let (head, body) = ResponseEncoder.encode(
-            response, isHead: false, minorVersion: 1, close: true, date: loop.dateLine())
+            response, isHead: false, minorVersion: 1, close: true, date: loop.dateLine(for: response))
         loop.logRejected(response)
         enqueue(head, body, endsResponse: true)
     }
@@ -337,7 +337,7 @@ final class HTTPConnection {
             return body.count
         }
         let (headBytes, body) = ResponseEncoder.encode(
-            response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine())
+            response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine(for: response))
         enqueue(headBytes, body, endsResponse: true)
         return body.count
     }

@@ -48,6 +48,8 @@ final class HTTPLoop: @unchecked Sendable {
     private var pending: [UInt64: Exchange] = [:]
     private var nextID: UInt64 = 0
     private var date = HTTPDate()
+    /// The `Date` line of the last stored answer sent with its fetch time (`Response.date`).
+    private var storedDate = HTTPDate()
     private var encodedHeads = EncodedHeads()
     /// Set when the server drains: replies then carry `Connection: close`.
     private var draining = false
@@ -153,11 +155,13 @@ final class HTTPLoop: @unchecked Sendable {
         return Double(now.tv_sec) + Double(now.tv_usec) / 1_000_000
     }
 
-    /// The `Date` field line for a response written now.
-    func dateLine() -> [UInt8] {
+    /// The `Date` field line for `response` written now: when it was fetched, for a stored
+    /// answer (`Response.date`, never later than now), else now.
+    func dateLine(for response: Response) -> [UInt8] {
         var now = timeval()
         event_base_gettimeofday_cached(base, &now)
-        return date.line(at: now.tv_sec)
+        guard let fetched = response.date, fetched < now.tv_sec else { return date.line(at: now.tv_sec) }
+        return storedDate.line(at: fetched)
     }
 
     /// The head of a shared response as sent now (see `EncodedHeads`).
@@ -168,7 +172,7 @@ final class HTTPLoop: @unchecked Sendable {
         event_base_gettimeofday_cached(base, &now)
         return encodedHeads.head(
             of: response, shared: shared, isHead: isHead, minorVersion: minorVersion, close: close,
-            second: now.tv_sec, date: date.line(at: now.tv_sec))
+            second: now.tv_sec, date: dateLine(for: response))
     }
 
     private func acceptConnections() {
@@ -354,6 +358,11 @@ final class HTTPLoop: @unchecked Sendable {
     /// A request that could not be read is answered by its connection.
     func countUnreadRequest() {
         outstanding.add(1, ordering: .relaxed)
+    }
+
+    /// The core's fields added to an answer the HTTP layer made itself (see `Responder.unread`).
+    func unread(_ response: Response) -> Response {
+        responder.unread(response)
     }
 
     func logRejected(_ response: Response) {

@@ -119,7 +119,7 @@ struct FrontEndRouteTests {
             ("/objects?ids=1&fields=a%22b", 400, "invalid_parameter"),
             ("/objects?ids=1%", 400, "invalid_request_target"),
             ("/random?departmentId=-1", 400, "invalid_parameter"),
-            ("/random?hasImages=TRUE", 400, "invalid_parameter"),
+            ("/random?hasImages=yes", 400, "invalid_parameter"),
             ("/random?format=html", 400, "invalid_parameter"),
             ("/random?q=%20%09", 400, "invalid_parameter"),
             ("/random?q=a&sort=id", 400, "unknown_parameter"),

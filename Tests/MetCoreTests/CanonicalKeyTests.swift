@@ -24,7 +24,8 @@ struct CanonicalKeyTests {
 
     @Test(arguments: [
         "?departmentIds=3|1", "?departmentIds=1|3", "?departmentIds=3|1|3|1", "?departmentIds=1%7C3",
-        "?departmentIds=3%7c1", "?departmentIds=1|1|3&ignored=x", "?departmentIds=9&departmentIds=3|1",
+        "?departmentIds=3%7c1", "?departmentIds=1|1|3&ignored=x", "?departmentIds=3&departmentIds=1",
+        "?departmentIds=3|1&departmentIds=1", "?departmentIds=1&departmentIds=&departmentIds=3",
     ])
     func departmentIdsInAnyOrderOrRepeatedShareOneKey(query: String) throws {
         let resource = try #require(plannedResource(for: Self.list + query))
@@ -52,13 +53,17 @@ struct CanonicalKeyTests {
     }
 
     @Test(arguments: ["0", "-1", "+1", "1||3", "1|", "|1", "a", "1,3", "1 3", "99999999999999999999"])
-    func malformedDepartmentIdsAre400InvalidParameter(value: String) throws {
+    func malformedDepartmentIdsAre400InTheMetsDialect(value: String) throws {
         let harness = Harness()
-        let response = try #require(
-            harness.getImmediately(Self.list + "?departmentIds=" + PercentEncoding.encode(value)))
-        #expect(response.status == 400)
-        #expect(response.problemCode == "invalid_parameter")
-        #expect(try response.jsonObject()["parameter"] as? String == "departmentIds")
+        for query in [
+            "?departmentIds=" + PercentEncoding.encode(value),
+            "?departmentIds=1&departmentIds=" + PercentEncoding.encode(value),
+        ] {
+            let response = try #require(harness.getImmediately(Self.list + query))
+            #expect(response.status == 400)
+            #expect(response.headers["Content-Type"] == Response.jsonContentType)
+            #expect((try response.jsonObject()["message"] as? String)?.hasPrefix("departmentIds must be") == true)
+        }
         #expect(harness.upstream.calls.isEmpty)
     }
 

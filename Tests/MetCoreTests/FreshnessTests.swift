@@ -86,19 +86,39 @@ struct FreshnessTests {
     @Test func cacheControlAndAgeMoveWithTheClock() async throws {
         let harness = harness(for: .object(id: 1), body: Sample.object(1))
         let miss = await harness.get("/objects/1")
-        #expect(miss.headers["Cache-Control"] == "public, max-age=100, stale-if-error=604800")
+        #expect(miss.headers["Cache-Control"] == "max-age=100, stale-if-error=604800")
         #expect(miss.headers["Age"] == "0")
 
         harness.time.advance(by: 30.7)
         let hit = try #require(harness.getImmediately("/objects/1"))
-        #expect(hit.headers["Cache-Control"] == "public, max-age=69, stale-if-error=604800")
+        #expect(hit.headers["Cache-Control"] == "max-age=69, stale-if-error=604800")
         #expect(hit.headers["Age"] == "30")
         #expect(hit.headers["Cache-Status"] == "TheMet; hit; ttl=69")
 
         harness.time.advance(by: 69)
         let last = try #require(harness.getImmediately("/objects/1"))
-        #expect(last.headers["Cache-Control"] == "public, max-age=0, stale-if-error=604800")
+        #expect(last.headers["Cache-Control"] == "max-age=0, stale-if-error=604800")
         #expect(last.headers["Age"] == "99")
+    }
+
+    @Test func aStoredAnswerKeepsTheDateOfItsFetchAndAgeCountsFromIt() async throws {
+        let harness = harness(for: .object(id: 1), body: Sample.object(1))
+        harness.time.advance(by: 0.6)
+        let fetched = Int(harness.time.now().rounded(.down))
+        let miss = await harness.get("/objects/1")
+        #expect(miss.date == fetched)
+        for step in [0.5, 30.7, 12.2] {
+            harness.time.advance(by: step)
+            let now = Int(harness.time.now().rounded(.down))
+            for headers: HTTPFields in [[:], ["If-None-Match": "\"other\""]] {
+                let hit = try #require(harness.getImmediately("/objects/1", headers: headers))
+                #expect(hit.date == fetched)
+                #expect(hit.headers["Age"] == String(now - fetched), "Date + Age is now (RFC 9111 §4.2.3)")
+            }
+        }
+        let notFound = Harness(upstream: FakeUpstream([Sample.objectKey(9): .notFound()]))
+        #expect(await notFound.get("/objects/9").date == Int(notFound.time.now().rounded(.down)))
+        #expect(await notFound.get("/health").date == nil)
     }
 
     @Test func plainHitsShareOneResponseASecond() async throws {
@@ -145,7 +165,7 @@ struct FreshnessTests {
         #expect(immediate.status == 304)
         #expect(immediate.body.isEmpty)
         #expect(immediate.headers["ETag"] == etag)
-        #expect(immediate.headers["Cache-Control"] == "public, max-age=100, stale-if-error=604800")
+        #expect(immediate.headers["Cache-Control"] == "max-age=100, stale-if-error=604800")
         #expect(immediate.headers["Content-Type"] == nil)
         #expect(await harness.get("/objects/1", headers: ifNoneMatch).status == 304)
         #expect(harness.upstream.calls.count == 1)

@@ -83,15 +83,61 @@ struct MirrorRouteTests {
         #expect(response.text == #"{"message":"Not a valid object"}"#)
     }
 
-    @Test(arguments: [
-        "/public/collection/v1/search", "/public/collection/v1/search?q=",
-        "/public/collection/v1/search?isHighlight=true",
-    ])
-    func v1SearchWithoutQIsA400WithoutAskingTheMet(target: String) async {
+    @Test(arguments: ["/public/collection/v1/search", "/public/collection/v1/search?isHighlight=true"])
+    func v1SearchWithoutQIsA400InTheMetsDialectWithoutAskingTheMet(target: String) async throws {
         let harness = Harness()
         let response = await harness.get(target)
         #expect(response.status == 400)
-        #expect(response.problemCode == "invalid_parameter")
+        #expect(
+            try response.jsonObject()["message"] as? String == "q is required: the Met's v1 search fails without it.")
+        #expect(response.problemCode == nil)
         #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test func anEmptyQGoesToTheMetAsSentAndValuesAsTheClientWroteThem() async throws {
+        let harness = Harness()
+        let resource = MetResource.search(.v1, filters: [.init(name: "isHighlight", value: "True")], q: "")
+        harness.upstream.answer(resource, with: .json(#"{"total":0,"objectIDs":null}"#))
+        let response = await harness.get("/public/collection/v1/search?q=&isHighlight=True&_=1733040000000")
+        #expect(response.status == 200)
+        #expect(response.text == #"{"total":0,"objectIDs":null}"#)
+        #expect(harness.upstream.calls == [resource.cacheKey])
+    }
+
+    @Test func aRepeatedTermFilterAsksForEveryTermAndOtherRepeatsKeepTheLast() throws {
+        let target =
+            "/public/collection/v1/search?medium=Paintings&medium=Ceramics&medium=Paintings"
+            + "&isHighlight=false&isHighlight=true&q=cat"
+        guard case .resource(let resource, _) = Harness().service.router.route(.get(target)).0 else {
+            Issue.record("not planned to a resource")
+            return
+        }
+        #expect(
+            resource.query.map { "\($0.name)=\($0.value)" } == [
+                "isHighlight=true", "medium=Paintings|Ceramics", "q=cat",
+            ])
+    }
+
+    @Test(arguments: [
+        (UpstreamError.timeout, 504), (.unreachable("no route"), 502), (.status(500), 502), (.blocked, 503),
+    ])
+    func anUpstreamFailureOnTheMirrorIsSaidTheMetsWay(error: UpstreamError, status: Int) async throws {
+        let upstream = FakeUpstream([Sample.objectKey(7): .failure(error)])
+        let response = await Harness(upstream: upstream).get("/public/collection/v1/objects/7")
+        #expect(response.status == status)
+        #expect(response.problemCode == nil)
+        #expect(try response.jsonObject().keys.sorted() == ["message"])
+        if status == 503 { #expect(response.headers["Retry-After"] != nil) }
+        let ours = await Harness(upstream: upstream).get("/objects/7")
+        #expect(ours.status == status)
+        #expect(ours.problemCode != nil)
+    }
+
+    @Test func aMethodTheMirrorDoesNotTakeIsA405InTheMetsDialect() async throws {
+        let response = await Harness().service.response(
+            to: Request(method: "POST", target: "/public/collection/v1/departments"))
+        #expect(response.status == 405)
+        #expect(response.headers["Allow"] == "GET, HEAD, OPTIONS")
+        #expect(try response.jsonObject()["message"] as? String != nil)
     }
 }

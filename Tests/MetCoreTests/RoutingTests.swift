@@ -8,14 +8,75 @@ import Testing
 struct RoutingTests {
     @Test(arguments: [
         "//", "/nope", "/index.html", "/objects/", "/objects/1/", "/objects/1/extra", "/health/", "/random/",
-        "/explorer.js/", "/iiif/1", "/iiif/1/manifest.json/", "/public/collection/v1", "/public/collection/v1/objects/",
-        "/public/collection/v2/search", "/OBJECTS/1",
+        "/explorer.js/", "/iiif/1", "/iiif/1/manifest.json/", "/OBJECTS/1", "/public/collection",
     ])
     func anUnknownPathIs404RouteNotFound(target: String) async throws {
         let harness = Harness()
         let response = await harness.get(target)
         #expect(response.status == 404)
         #expect(response.problemCode == "route_not_found")
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    @Test(arguments: ["/public/collection/v1", "/public/collection/v1/objects/", "/public/collection/v2/search"])
+    func anUnknownPathUnderTheMirrorIs404InTheMetsDialect(target: String) async throws {
+        let harness = Harness()
+        let response = await harness.get(target)
+        #expect(response.status == 404)
+        #expect(response.headers["Content-Type"] == Response.jsonContentType)
+        #expect(try response.jsonObject().keys.sorted() == ["message"])
+        #expect(harness.upstream.calls.isEmpty)
+    }
+
+    /// Every route with a query it takes, and with `_=…` (a cache-buster) added: the same answer,
+    /// the same upstream calls, the same keys.
+    @Test(arguments: [
+        "/objects/1", "/objects/1?fields=title", "/departments", "/search?q=cypress", "/widget/timeline",
+        "/open/1?format=json", "/open?url=themet://1&format=json", "/objects?ids=1", "/random?format=json&q=cypress",
+        "/iiif/1/manifest.json", "/health", "/openapi.yaml", "/", "/public/collection/v1/objects/1",
+        "/public/collection/v1/departments", "/public/collection/v1/search?q=cypress",
+    ])
+    func aCacheBusterIsIgnoredEverywhere(target: String) async throws {
+        func run(_ target: String) async -> (status: Int, calls: [String]) {
+            let upstream = FakeUpstream([
+                Sample.objectKey(1): .json(Sample.object(1)),
+                MetResource.departments.cacheKey: .json(#"{"departments":[]}"#),
+            ])
+            upstream.answer(
+                MetResource.search(
+                    .v1_1, filters: [.init(name: "hasImages", value: "true")], q: "cypress", page: (0, 100)),
+                with: .json(#"{"total":1,"objectIDs":[1]}"#))
+            upstream.answer(
+                MetResource.search(.v1, filters: [], q: "cypress"), with: .json(#"{"total":1,"objectIDs":[1]}"#))
+            let harness = Harness(upstream: upstream)
+            let response = await harness.get(target)
+            return (response.status, upstream.calls)
+        }
+        let separator = target.contains("?") ? "&" : "?"
+        let plain = await run(target)
+        let busted = await run(target + separator + "_=1733040000000")
+        let twice = await run(target + separator + "_=1&_=2")
+        #expect(plain.status != 400, "\(target): \(plain.status)")
+        #expect(busted.status == plain.status)
+        #expect(busted.calls == plain.calls)
+        #expect(twice.status == plain.status)
+    }
+
+    @Test(arguments: [
+        ("/objects/1?fields=title&fields=objectID", "fields"), ("/search?q=a&q=b", "q"),
+        ("/search?q=a&isHighlight=true&isHighlight=false", "isHighlight"), ("/objects?ids=1&ids=2", "ids"),
+        ("/widget/timeline?family=medium&family=large", "family"),
+        ("/widget/timeline?q=a&interval=60&interval=120", "interval"),
+        ("/random?departmentId=1&departmentId=2", "departmentId"), ("/open/1?format=json&format=json", "format"),
+        ("/open?url=themet://1&url=themet://2", "url"), ("/random?q=a&format=json&format=json", "format"),
+    ])
+    func aRepeatedParameterIsA400NamingIt(target: String, parameter: String) async throws {
+        let harness = Harness()
+        let response = try #require(harness.getImmediately(target))
+        #expect(response.status == 400)
+        #expect(response.problemCode == "invalid_parameter")
+        #expect(try response.jsonObject()["parameter"] as? String == parameter)
+        #expect(try response.jsonObject()["detail"] as? String == "\(parameter) is given more than once.")
         #expect(harness.upstream.calls.isEmpty)
     }
 
@@ -122,22 +183,68 @@ struct RoutingTests {
         #expect(value.utf8.allSatisfy { Grammar.isTokenByte($0) || $0 == UInt8(ascii: ",") || $0 == 0x20 })
     }
 
-    @Test func everyResponseCarriesTheCORSOrigin() async throws {
+    @Test func aListedOriginIsEchoedOnEveryResponseAndOthersAreNot() async throws {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
-        let harness = Harness(upstream: upstream) { $0.corsOrigin = "https://app.example" }
-        let requests: [Request] = [
-            .get("/objects/1"), .get("/objects/1"), .get("/objects/abc"), .get("/nope"), .get("/health"),
-            .get("/openapi.yaml"), Request(method: "DELETE", target: "/objects/1"),
-            Request(method: "OPTIONS", target: "/objects/1"), .get("/public/collection/v1/objects/abc"),
-            .get("/objects/2"),  // the fake has no answer: a 502 problem
-        ]
-        for request in requests {
-            let response = await harness.service.response(to: request)
-            #expect(response.headers["Access-Control-Allow-Origin"] == "https://app.example", "\(request.target)")
-            #expect(response.headers["Access-Control-Expose-Headers"]?.contains("Cache-Status") == true)
+        let harness = Harness(upstream: upstream) {
+            $0.cors = .origins(["https://app.example", "http://localhost:5173"])
         }
-        let immediate = try #require(harness.getImmediately("/objects/1"))
-        #expect(immediate.headers["Access-Control-Allow-Origin"] == "https://app.example")
+        let targets: [(String, String)] = [
+            ("GET", "/objects/1"), ("GET", "/objects/1"), ("GET", "/objects/abc"), ("GET", "/nope"),
+            ("GET", "/health"), ("GET", "/openapi.yaml"), ("DELETE", "/objects/1"), ("OPTIONS", "/objects/1"),
+            ("GET", "/public/collection/v1/objects/abc"),
+            ("GET", "/objects/2"),  // the fake has no answer: a 502 problem
+        ]
+        for (method, target) in targets {
+            for origin in ["https://app.example", "http://localhost:5173"] {
+                let response = await harness.service.response(
+                    to: Request(method: method, target: target, headers: ["Origin": origin]))
+                #expect(response.headers["Access-Control-Allow-Origin"] == origin, "\(method) \(target)")
+                #expect(response.headers["Access-Control-Expose-Headers"]?.contains("Cache-Status") == true)
+                #expect(response.headers.values(for: "Vary").count == 1)
+                #expect(response.headers["Vary"]?.contains("Origin") == true)
+            }
+            for origin: String? in ["https://evil.example", "https://app.example:8443", nil] {
+                var headers = HTTPFields()
+                if let origin { headers.append("Origin", origin) }
+                let response = await harness.service.response(
+                    to: Request(method: method, target: target, headers: headers))
+                #expect(response.headers["Access-Control-Allow-Origin"] == nil, "\(method) \(target) \(origin ?? "-")")
+                #expect(response.headers["Vary"]?.contains("Origin") == true)
+            }
+        }
+        // A plain hit is shared by every request in the second: each origin still gets its own.
+        for origin in ["https://app.example", "http://localhost:5173", "https://app.example"] {
+            let hit = try #require(
+                harness.service.readyResponse(
+                    to: Request(method: "GET", target: "/objects/1", headers: ["Origin": origin])))
+            #expect(hit.headers["Access-Control-Allow-Origin"] == origin)
+            #expect(hit.headers.values(for: "Vary") == ["Origin"])
+        }
+        let bare = try #require(harness.getImmediately("/objects/1"))
+        #expect(bare.headers["Access-Control-Allow-Origin"] == nil)
+    }
+
+    @Test func originJoinsTheVaryFieldThereIs() {
+        var headers: HTTPFields = ["Vary": "Accept-Encoding"]
+        CORSLayer.addVary("Origin", to: &headers)
+        #expect(headers.values(for: "Vary") == ["Accept-Encoding, Origin"])
+        var none = HTTPFields()
+        CORSLayer.addVary("Origin", to: &none)
+        #expect(none.values(for: "Vary") == ["Origin"])
+    }
+
+    @Test func anyOriginIsStarWithoutVaryingByOrigin() async throws {
+        let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
+        let harness = Harness(upstream: upstream)
+        let response = await harness.service.response(
+            to: Request(method: "GET", target: "/objects/1", headers: ["Origin": "https://x.example"]))
+        #expect(response.headers["Access-Control-Allow-Origin"] == "*")
+        #expect(response.headers["Vary"]?.contains("Origin") != true)
+        let preflight = await harness.service.response(
+            to: Request(
+                method: "OPTIONS", target: "/search", headers: ["Access-Control-Request-Headers": "If-None-Match"]))
+        #expect(preflight.headers["Vary"] == "Access-Control-Request-Headers")
+        #expect(preflight.headers["Access-Control-Allow-Origin"] == "*")
     }
 
     @Test(arguments: [
@@ -255,7 +362,7 @@ struct RoutingTests {
         let harness = Harness()
         harness.time.advance(by: 10 * 86_400)
         let response = try #require(harness.getImmediately("/openapi.yaml"))
-        #expect(response.headers["Cache-Control"] == "public, max-age=3600")
+        #expect(response.headers["Cache-Control"] == "max-age=3600")
         #expect(response.headers["Age"] == "0")
     }
 }

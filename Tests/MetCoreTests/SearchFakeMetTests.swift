@@ -50,4 +50,19 @@ struct SearchFakeMetTests {
         #expect(notice["replacement"] as? String == "/public/collection/v1.1/search")
         #expect(try answer(fake, "/public/collection/v1.1/search?q=cypress").status == 200)
     }
+
+    /// An empty `q` finds nothing on v1 (S-PA), unless a filter narrows the search
+    /// (`q=&isHighlight=true` gave 112 highlights, OA#36); a flag not spelled `true` is ignored.
+    @Test func v1AnswersAnEmptyQWithNothingUnlessAFilterNarrowsIt() throws {
+        let fake = try fake(.both)
+        #expect(try answer(fake, "/public/collection/v1/search?q=").text == #"{"total":0,"objectIDs":null}"#)
+        #expect(
+            try answer(fake, "/public/collection/v1/search?q=&hasImages=true").text == #"{"total":0,"objectIDs":null}"#)
+        let highlights = try answer(fake, "/public/collection/v1/search?q=&isHighlight=true").jsonObject()
+        let total = try #require(highlights["total"] as? Int)
+        #expect(total > 0)
+        #expect(
+            try answer(fake, "/public/collection/v1/search?q=cypress&isHighlight=True").text
+                == #"{"total":2,"objectIDs":[436535,437980]}"#)
+    }
 }

@@ -16,7 +16,7 @@ struct SearchQueryTests {
         ("q=a&q=b", "invalid_parameter", "q"),
         ("q=a&limit=5&limit=5", "invalid_parameter", "limit"),
         ("q=a&hasImages=1", "invalid_parameter", "hasImages"),
-        ("q=a&isHighlight=True", "invalid_parameter", "isHighlight"),
+        ("q=a&isHighlight=yes", "invalid_parameter", "isHighlight"),
         ("q=a&isOnView=", "invalid_parameter", "isOnView"),
         ("q=a&artistOrCulture=yes", "invalid_parameter", "artistOrCulture"),
         ("q=a&tags=0", "invalid_parameter", "tags"),
@@ -109,6 +109,13 @@ struct SearchQueryTests {
                 "dateBegin=-100", "dateEnd=100", "departmentId=11", "hasImages=false", "isHighlight=false",
                 "medium=Paintings|Silk",
             ])
+        #expect(!query.requiresImages)
+    }
+
+    @Test func flagsInAnyCaseAreSentToTheMetInLowerCase() throws {
+        let query = try parse("q=cat&isHighlight=True&hasImages=FALSE&store=True")
+        #expect(query.filters.map { "\($0.name)=\($0.value)" } == ["hasImages=false", "isHighlight=true"])
+        #expect(query.store)
         #expect(!query.requiresImages)
     }
 

@@ -143,7 +143,7 @@ struct SearchStoreTests {
         #expect(try storedIDs(harness) == [1])
     }
 
-    @Test(arguments: ["yes", "1", "TRUE", "", "false,true"])
+    @Test(arguments: ["yes", "1", "TRUEE", "", "false,true"])
     func anInvalidStoreIsA400NamingIt(value: String) async throws {
         let harness = SearchHarness(upstream(), mode: .v1)
         for path in ["/search?q=cypress&store=", "/widget/timeline?q=cypress&store="] {

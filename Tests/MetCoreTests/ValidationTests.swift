@@ -53,8 +53,17 @@ struct ValidationTests {
     }
 
     @Test func onlyAllowedParametersPass() throws {
-        try RequestTarget(parsing: "/p?a=1&b=2&a=3").allowOnly(["a", "b"])
+        try RequestTarget(parsing: "/p?a=1&b=2").allowOnly(["a", "b"])
         try RequestTarget(parsing: "/p").allowOnly([])
+    }
+
+    @Test func aRepeatedParameterIsNamedAfterUnknownOnes() throws {
+        #expect(throws: Problem(.invalidParameter, "a is given more than once.", parameter: "a")) {
+            try RequestTarget(parsing: "/p?b=2&a=1&a=3&b=2").allowOnly(["a", "b"]) == ()
+        }
+        #expect(throws: Problem(.unknownParameter, "Unknown parameter 'c'. Known: a.", parameter: "c")) {
+            try RequestTarget(parsing: "/p?a=1&a=3&c=1").allowOnly(["a"]) == ()
+        }
     }
 
     static let unknownParameters: [(target: String, allowed: Set<String>, name: String, detail: String)] = [

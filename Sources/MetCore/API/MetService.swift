@@ -97,7 +97,7 @@ public final class MetService: Responder {
         driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger, metrics: metrics)
         router = Router(limits: configuration.limits, adminToken: configuration.adminToken)
         purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
-        cors = CORSLayer(origin: configuration.corsOrigin)
+        cors = CORSLayer(policy: configuration.cors)
         presenter = Presenter(time: time, monitor: monitor)
         let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
         batchRenders = SearchHandler.Renders(capacity: Self.batchRenderBytes, compress: compress)
@@ -152,7 +152,7 @@ public final class MetService: Responder {
 
     public func respond(to request: Request) -> Answer {
         let (routed, label) = router.route(request)
-        switch cors.wrap(answer(routed, to: request)) {
+        switch cors.wrap(answer(routed, to: request), for: request) {
         case .ready(var response):
             response.route = label
             return .ready(response)
@@ -188,6 +188,10 @@ public final class MetService: Responder {
 
     /// When the last successful sync started (seconds since 1970), or nil. Reads `sync.json`.
     public var lastSync: Double? { synchronizer.lastSync }
+
+    public func unread(_ response: Response) -> Response {
+        cors.finish(response, origin: nil)
+    }
 
     public func finished(_ response: Response, seconds: Double) {
         metrics.observe(response.route, status: response.status, outcome: response.cacheOutcome, seconds: seconds)

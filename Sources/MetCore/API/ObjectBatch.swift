@@ -16,7 +16,6 @@ struct ObjectBatch: Sendable {
 
     init(_ target: RequestTarget) throws(Problem) {
         try target.allowOnly(Self.parameters)
-        try target.rejectRepeats(of: Self.parameters)
         let usage = "ids must be 1 to \(Self.maxCount) object IDs joined by commas, such as 436535,45734,1"
         guard let text = target.value(of: "ids") else {
             throw Problem(.invalidParameter, "ids is required: \(usage).", parameter: "ids")

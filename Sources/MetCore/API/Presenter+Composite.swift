@@ -14,12 +14,13 @@ extension Presenter {
     ///     freshness left among them, `Age` that of the oldest.
     ///   - outcome: the least cached outcome among the entries (see `combine`).
     ///   - renders: where complete bodies are kept.
+    ///   - link: the `Link` field to send with the body (a page's `rel="next"`), a function of `key`.
     /// - Returns: the response, and the render when a complete body was made or found (nil for a
     ///   pending body, or a 304 answered without rendering), for a caller that keeps it for its request.
     func composite(
         key: String, complete: Bool, bounds: [CacheEntry], outcome: CacheOutcome, renders: SearchHandler.Renders,
         _ presentation: Presentation, at now: Double, contentType: String = Response.jsonContentType,
-        render: () -> [UInt8]
+        link: String? = nil, render: () -> [UInt8]
     ) -> (response: Response, rendered: SearchHandler.Renders.Rendered?) {
         let identityETag = ETag.strong(for: key.utf8)
         let freshness = RenderFreshness(bounds, at: now)
@@ -27,14 +28,15 @@ extension Presenter {
             ETag.ifNoneMatch(ifNoneMatch, matches: identityETag)
         {
             let headers = freshness.headers(etag: identityETag, outcome, complete: complete)
-            return (Response(status: 304, headers: headers, cacheOutcome: outcome), nil)
+            return (freshness.dated(Response(status: 304, headers: headers, cacheOutcome: outcome)), nil)
         }
         guard complete else {
             var fields = freshness.headers(etag: identityETag, outcome, complete: false)
+            if let link { fields.append("Link", link) }
             fields.append("Content-Type", contentType)
-            return (Response(status: 200, headers: fields, body: render(), cacheOutcome: outcome), nil)
+            return (freshness.dated(Response(status: 200, headers: fields, body: render(), cacheOutcome: outcome)), nil)
         }
-        let rendered = renders.rendered(key, gzip: true) { (render(), identityETag) }
+        let rendered = renders.rendered(key, gzip: true, link: link) { (render(), identityETag) }
         return (
             response(rendered, bounds: bounds, outcome: outcome, presentation, at: now, contentType: contentType),
             rendered
@@ -63,14 +65,16 @@ extension Presenter {
         func make() -> Response {
             var fields = freshness.headers(etag: etag, outcome, complete: true)
             if rendered.gzipped != nil { fields.append("Vary", "Accept-Encoding") }
+            if let link = rendered.link { fields.append("Link", link) }
             if let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag) {
-                return Response(status: 304, headers: fields, cacheOutcome: outcome)
+                return freshness.dated(Response(status: 304, headers: fields, cacheOutcome: outcome))
             }
             fields.append("Content-Type", contentType)
             if gzip { fields.append("Content-Encoding", "gzip") }
-            return Response(
-                status: 200, headers: fields, body: gzip ? rendered.gzipped ?? rendered.body : rendered.body,
-                cacheOutcome: outcome)
+            return freshness.dated(
+                Response(
+                    status: 200, headers: fields, body: gzip ? rendered.gzipped ?? rendered.body : rendered.body,
+                    cacheOutcome: outcome))
         }
         guard outcome == .hit, presentation.ifNoneMatch == nil else { return make() }
         return rendered.responses.response(
@@ -79,21 +83,30 @@ extension Presenter {
 }
 
 /// How long a composite body stays fresh and how old it is: those of the entries that bound it,
-/// in whole seconds.
+/// in whole seconds; its `Date` is when the oldest of them was fetched.
 private struct RenderFreshness {
     var ttl: Int
     var age: Int
+    /// The oldest entry's fetch (`CacheEntry.fetchedSecond`); nil when no entry bounds the body.
+    var date: Int?
 
     init(_ entries: [CacheEntry], at now: Double) {
         let freshUntil = entries.map(\.freshUntil).min() ?? now
-        let storedAt = entries.map(\.storedAt).min() ?? now
+        date = entries.map(\.fetchedSecond).min()
         ttl = Int((freshUntil - now).rounded(.down))
-        age = max(0, Int((now - storedAt).rounded(.down)))
+        age = max(0, Int(now.rounded(.down)) - (date ?? Int(now.rounded(.down))))
+    }
+
+    /// `response` carrying `date`.
+    func dated(_ response: Response) -> Response {
+        var dated = response
+        dated.date = date
+        return dated
     }
 
     func headers(etag: String, _ outcome: CacheOutcome, complete: Bool) -> HTTPFields {
         var headers = HTTPFields(capacity: 10)
-        headers.append("Cache-Control", complete ? "public, max-age=\(max(0, ttl))" : "no-store")
+        headers.append("Cache-Control", complete ? "max-age=\(max(0, ttl))" : "no-store")
         headers.append("Age", String(age))
         headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: max(0, ttl)))
         headers.append("ETag", etag)

@@ -16,19 +16,23 @@ final class Presenter: Sendable {
     func response(
         for resolution: Resolution, of resource: MetResource, _ presentation: Presentation, at now: Double
     ) -> Response {
-        guard case .entry(let entry, let outcome) = resolution else { return failure(resolution, of: resource) }
+        guard case .entry(let entry, let outcome) = resolution else {
+            return failure(resolution, of: resource, metDialect: presentation.route.isMirror)
+        }
         return outcome == .hit
             ? hit(entry, presentation, at: now) : present(entry, presentation, outcome: outcome, at: now)
     }
 
-    /// The response for a resource that resolved to no entry: its problem when the upstream failed,
-    /// 499 when the client left.
-    func failure(_ resolution: Resolution, of resource: MetResource) -> Response {
+    /// The response for a resource that resolved to no entry: its problem when the upstream failed
+    /// (said the Met's way, `MetDialect`, for the mirror), 499 when the client left.
+    func failure(_ resolution: Resolution, of resource: MetResource, metDialect: Bool = false) -> Response {
+        let problem: Problem
         switch resolution {
-        case .failed(let error): problem(for: error, resource: resource).response
-        case .cancelled: Response(status: 499)
-        case .entry, .pending: Problem(.internalError, "\(resource.path) was not resolved.").response
+        case .failed(let error): problem = self.problem(for: error, resource: resource)
+        case .cancelled: return Response(status: 499)
+        case .entry, .pending: problem = Problem(.internalError, "\(resource.path) was not resolved.")
         }
+        return metDialect ? MetDialect.response(for: problem) : problem.response
     }
 
     /// The response to a hit. A plain one (a 200 entry, whole, without `If-None-Match`) is made at
@@ -40,7 +44,7 @@ final class Presenter: Sendable {
         }
         let gzip = presentation.acceptsGzip && entry.gzipped != nil
         return entry.hitResponses.response(
-            second: Int(now.rounded(.down)), age: Int((now - entry.storedAt).rounded(.down)),
+            second: Int(now.rounded(.down)), age: Int(now.rounded(.down)) - entry.fetchedSecond,
             ttl: Int((entry.freshUntil - now).rounded(.down)), gzip: gzip
         ) { present(entry, presentation, outcome: .hit, at: now) }
     }
@@ -55,7 +59,7 @@ final class Presenter: Sendable {
         var headers = HTTPFields(capacity: 10)
         let remaining = Int((entry.freshUntil - now).rounded(.down))
         headers.append("Cache-Control", Self.cacheControl(entry, at: now))
-        headers.append("Age", String(max(0, Int((now - entry.storedAt).rounded(.down)))))
+        headers.append("Age", String(max(0, Int(now.rounded(.down)) - entry.fetchedSecond)))
         if outcome != .none { headers.append("Cache-Status", Self.cacheStatus(outcome, ttl: remaining)) }
 
         if entry.status == 404, !presentation.route.isMirror, case .object(let text) = presentation.route {
@@ -64,6 +68,7 @@ final class Presenter: Sendable {
             var response = problem.response
             response.headers.append("ETag", ETag.strong(for: response.body))
             response.cacheOutcome = outcome
+            response.date = entry.fetchedSecond
             return response
         }
 
@@ -86,21 +91,26 @@ final class Presenter: Sendable {
         headers.append("ETag", etag)
         if entry.status == 200, let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag)
         {
-            return Response(status: 304, headers: headers, cacheOutcome: outcome)
+            var notModified = Response(status: 304, headers: headers, cacheOutcome: outcome)
+            notModified.date = entry.fetchedSecond
+            return notModified
         }
         headers.append("Content-Type", contentType)
         if gzipped { headers.append("Content-Encoding", "gzip") }
-        return Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
+        var response = Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
+        response.date = entry.fetchedSecond
+        return response
     }
 
-    /// `public, max-age=N` (the freshness left), then what RFC 5861 lets a cache downstream do
+    /// `max-age=N` (the freshness left; `public` would add nothing, as no request carries
+    /// credentials), then what RFC 5861 lets a cache downstream do
     /// once that has run out, for as long as this server would: serve the answer while it
     /// revalidates (`stale-while-revalidate`) and when the origin fails (`stale-if-error`), each
     /// counted from the end of `max-age` and left out once run out. The server's own documents
     /// never go stale while it runs, so they carry `max-age` alone.
     static func cacheControl(_ entry: CacheEntry, at now: Double) -> String {
         let staleFrom = max(now, entry.freshUntil)
-        var value = "public, max-age=\(max(0, Int((entry.freshUntil - now).rounded(.down))))"
+        var value = "max-age=\(max(0, Int((entry.freshUntil - now).rounded(.down))))"
         guard entry.kind != .document else { return value }
         let revalidate = Int((entry.revalidateUntil - staleFrom).rounded(.down))
         if revalidate > 0 { value += ", stale-while-revalidate=\(revalidate)" }

@@ -116,6 +116,8 @@ enum Route: Equatable {
     }
 
     private static let manifestSuffix = "/manifest.json"
+    /// What every path of the mirror starts with (the Met's own prefix).
+    static let mirrorPrefix = "/public/collection/"
     // The mirror's paths, built once (matching runs on every request).
     private static let mirrorSearchV1 = SearchAPI.v1.path
     private static let mirrorSearchV11 = SearchAPI.v1_1.path

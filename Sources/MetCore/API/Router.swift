@@ -45,19 +45,25 @@ struct Router: Sendable {
     private static let openLinkParameters: Set<String> = ["url", "format"]
 
     /// The routed request, or the answer to a request that cannot be served as asked, with how
-    /// `/metrics` labels its route (`.none` when no route matched).
+    /// `/metrics` labels its route (`.none` when no route matched). Under the mirror's prefix
+    /// that answer is in the Met's dialect (`MetDialect`), elsewhere a problem document.
     func route(_ request: Request) -> (RoutedRequest, MetricRoute) {
         var label = MetricRoute.none
         do {
             return (try validated(request, label: &label), label)
         } catch {
-            return (.answer(error.response), label)
+            return (
+                .answer(MetDialect.isMirror(request.target) ? MetDialect.response(for: error) : error.response), label
+            )
         }
     }
 
     private func validated(_ request: Request, label: inout MetricRoute) throws(Problem) -> RoutedRequest {
         try checkLimits(request)
-        let target = try RequestTarget(parsing: request.target)
+        var target = try RequestTarget(parsing: request.target)
+        // A cache-buster (`_=1733040000000`, jQuery's `cache: false` and others) means nothing
+        // here: every route ignores it, and it is no part of any key.
+        target.query.removeAll { $0.name == "_" }
         guard let route = Route(path: target.path) else {
             throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
         }
@@ -135,8 +141,9 @@ struct Router: Sendable {
                 .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use DELETE.",
                 headers: ["Allow": route.allowedMethods])
         case .mirrorSearch(let api):
-            if api == .v1, (target.value(of: "q") ?? "").isEmpty {
-                // The Met's v1 answers 502 without q (docs/MET-API.md §5): say why here instead of asking it.
+            if api == .v1, target.value(of: "q") == nil {
+                // The Met's v1 answers 502 without q (docs/MET-API.md §5): say why here instead of asking
+                // it. An empty `q=` goes to the Met, which answers it (with highlights: OA#36).
                 throw Problem(
                     .invalidParameter, "q is required: the Met's v1 search fails without it.", parameter: "q")
             }
@@ -198,23 +205,17 @@ struct Router: Sendable {
             return .resource(.object(id: id), Presentation(route, for: request))
         }
         let (status, message) = isInteger ? (404, "ObjectID not found") : (400, "could not parse objectID")
-        var json = JSONWriter()
-        json.beginObject()
-        json.member("message", string: message)
-        json.endObject()
-        return .answer(
-            Response(
-                status: status, headers: ["Content-Type": Response.jsonContentType, "Cache-Control": "no-store"],
-                body: json.bytes))
+        return .answer(MetDialect.response(status: status, message: message))
     }
 
     private func mirrorObjectList(
         _ target: RequestTarget, route: Route, request: Request
     ) throws(Problem) -> RoutedRequest {
-        var departmentIds: [Int] = []
-        if let text = target.value(of: "departmentIds"), !text.isEmpty {
-            var ids = Set<Int>()
-            for part in text.split(separator: "|", omittingEmptySubsequences: false) {
+        // Several `departmentIds` (`departmentIds=1&departmentIds=3`, as some clients send a list)
+        // mean their union, as `1|3` does.
+        var ids = Set<Int>()
+        for item in target.query where item.name == "departmentIds" && !item.value.isEmpty {
+            for part in item.value.split(separator: "|", omittingEmptySubsequences: false) {
                 guard let id = Int(part), id > 0, part.allSatisfy(\.isASCIIDigit) else {
                     throw Problem(
                         .invalidParameter, "departmentIds must be department IDs joined by '|', such as 1|11.",
@@ -222,8 +223,8 @@ struct Router: Sendable {
                 }
                 ids.insert(id)
             }
-            departmentIds = ids.sorted()
         }
+        let departmentIds = ids.sorted()
         var metadataDate: String?
         if let text = target.value(of: "metadataDate"), !text.isEmpty {
             guard CalendarDate(parsing: text) != nil else {
@@ -231,11 +232,8 @@ struct Router: Sendable {
                 let body = Array(#""Date not valid. Dates must be in the format YYYY-MM-DD e.g. 1987-05-03""#.utf8)
                 return .answer(
                     Response(
-                        status: 400,
-                        headers: [
-                            "Content-Type": Response.jsonContentType,
-                            "Cache-Control": "no-store",
-                        ], body: body))
+                        status: 400, headers: ["Content-Type": Response.jsonContentType, "Cache-Control": "no-store"],
+                        body: body))
             }
             metadataDate = text
         }
@@ -245,14 +243,26 @@ struct Router: Sendable {
     }
 
     /// The Met-compatible search: the Met's parameters (unknown ones dropped, as the Met ignores
-    /// them) in canonical order, through the cache; the body goes out byte for byte.
+    /// them) in canonical order, through the cache; the body goes out byte for byte. Values go to
+    /// the Met as sent (`isHighlight=True`, which the Met ignores, included). A repeated term
+    /// filter (`medium=Paintings&medium=Ceramics`, as some clients send a list) is its terms joined
+    /// by `|`, the Met's way of asking for several; any other repeated parameter keeps its last value.
     static func mirrorSearchResource(_ api: SearchAPI, _ target: RequestTarget) -> MetResource {
         var known = SearchQuery.booleanFilters.union(SearchQuery.termFilters).union([
             "departmentId", "dateBegin", "dateEnd",
         ])
         if api == .v1_1 { known.formUnion(["offset", "limit"]) }
-        var seen = Set<String>()
-        let items = target.query.reversed().filter { known.contains($0.name) && seen.insert($0.name).inserted }
+        var values: [String: String] = [:]
+        for item in target.query where known.contains(item.name) {
+            if SearchQuery.termFilters.contains(item.name), let earlier = values[item.name] {
+                values[item.name] =
+                    earlier.split(separator: "|").contains(Substring(item.value))
+                    ? earlier : "\(earlier)|\(item.value)"
+            } else {
+                values[item.name] = item.value
+            }
+        }
+        let items = values.map { RequestTarget.QueryItem(name: $0.key, value: $0.value) }
         return .search(api, filters: items, q: target.value(of: "q"))
     }
 }

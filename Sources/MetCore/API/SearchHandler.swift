@@ -86,24 +86,17 @@ final class SearchHandler: Sendable {
         _ hydrated: HydratedPage, query: SearchQuery, _ presentation: Presentation, at now: Double
     ) -> Response {
         let (result, page, lists, outcome) = (hydrated.result, hydrated.page, hydrated.lists, hydrated.outcome)
+        let next = query.offset + query.limit < page.reachable ? query.url(offset: query.offset + query.limit) : nil
         let (response, rendered) = presenter.composite(
             key: result.renderKey(query: query, lists: lists), complete: result.pending.isEmpty, bounds: lists,
-            outcome: outcome, renders: renders, presentation, at: now
-        ) { body(result, page, query) }
+            outcome: outcome, renders: renders, presentation, at: now, link: next.map { "<\($0)>; rel=\"next\"" }
+        ) { result.body(query: query, total: page.total, next: next) }
         if let rendered {
             renders.keep(
                 Renders.Kept(rendered, madeFrom: hydrated.sources),
                 for: PageRequest(query: query, api: hydrated.api))
         }
         return response
-    }
-
-    /// The page's JSON body.
-    private func body(_ result: SearchResult, _ page: (ids: [Int], total: Int, reachable: Int), _ query: SearchQuery)
-        -> [UInt8]
-    {
-        let next = query.offset + query.limit < page.reachable ? query.url(offset: query.offset + query.limit) : nil
-        return result.body(query: query, total: page.total, next: next)
     }
 }
 

@@ -25,6 +25,8 @@ public final class CacheEntry: Sendable {
     public let details: EntryDetails
     /// When the entry was stored, seconds since 1970.
     public let storedAt: Double
+    /// `storedAt` in whole seconds: the `Date` its responses carry, from which `Age` counts.
+    var fetchedSecond: Int { Int(storedAt.rounded(.down)) }
     /// Fresh until this time (seconds since 1970); after it, a request goes to the upstream.
     public let freshUntil: Double
     /// After freshness, served only if the upstream fails, until this time.
@@ -126,7 +128,7 @@ public final class CacheEntry: Sendable {
 struct HitResponses {
     /// `floor(now)`, for `Date`.
     var second = Int.min
-    /// `floor(now - storedAt)`, for `Age`.
+    /// `floor(now) - floor(storedAt)`, for `Age`.
     var age = Int.min
     /// Whole seconds of freshness left, for `max-age` and `Cache-Status`.
     var ttl = Int.min

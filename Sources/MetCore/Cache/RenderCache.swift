@@ -15,12 +15,15 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
         /// `body` gzip-compressed when it is worth it (see `CacheEntry.gzipThreshold`).
         let gzipped: [UInt8]?
         let gzippedETag: String?
+        /// The `Link` field sent with it (a `/search` page's `rel="next"`), a function of its key.
+        let link: String?
         /// The responses to plain requests for this render, shared within one second.
         let responses = Locked(HitResponses())
 
-        init(body: [UInt8], etag: String, compress: (@Sendable ([UInt8]) -> [UInt8])?) {
+        init(body: [UInt8], etag: String, link: String? = nil, compress: (@Sendable ([UInt8]) -> [UInt8])?) {
             self.body = body
             self.etag = etag
+            self.link = link
             if body.count >= CacheEntry.gzipThreshold, let compressed = compress?(body), compressed.count < body.count {
                 gzipped = compressed
                 gzippedETag = String(etag.dropLast()) + "-gzip\""
@@ -30,7 +33,7 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
             }
         }
 
-        var cost: Int { body.count + (gzipped?.count ?? 0) + etag.utf8.count + 160 }
+        var cost: Int { body.count + (gzipped?.count ?? 0) + etag.utf8.count + (link?.utf8.count ?? 0) + 160 }
     }
 
     /// A render kept for the request it answers, with the entries it was made from, in order.
@@ -87,12 +90,15 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
     }
 
     /// The render for `key`, made by `render` (body and ETag) the first time, with a gzip copy
-    /// when `gzip`. Two threads asking at once may both render; either copy is kept, and both are
-    /// the same bytes. The key must name the gzip choice too when a caller varies it.
-    func rendered(_ key: String, gzip: Bool, render: () -> (body: [UInt8], etag: String)) -> Rendered {
+    /// when `gzip` and `link` as its `Link` field. Two threads asking at once may both render;
+    /// either copy is kept, and both are the same bytes. The key must name the gzip choice and the
+    /// link too when a caller varies them.
+    func rendered(
+        _ key: String, gzip: Bool, link: String? = nil, render: () -> (body: [UInt8], etag: String)
+    ) -> Rendered {
         if let kept = state.withLock({ $0.renders[key] }) { return kept }
         let made = render()
-        let rendered = Rendered(body: made.body, etag: made.etag, compress: gzip ? compress : nil)
+        let rendered = Rendered(body: made.body, etag: made.etag, link: link, compress: gzip ? compress : nil)
         let cost = rendered.cost + key.utf8.count
         guard cost <= capacity / 4 else { return rendered }
         state.withLock { state in

@@ -202,14 +202,17 @@ extension ServerConfiguration {
             range: 0...600
         ) { $0.shutdownTimeout = $1 },
         ConfigurationOption(
-            flag: "--cors-origin", placeholder: "ORIGIN", defaultText: "*",
-            help: "Access-Control-Allow-Origin sent on every response."
+            flag: "--cors-origin", placeholder: "ORIGINS", defaultText: "*",
+            help: "Which other sites' pages may read the answers: * (any), or origins separated by commas "
+                + "(https://app.example,http://localhost:5173), each echoed to requests from it with Vary: Origin."
         ) { configuration, value in
-            guard !value.isEmpty, value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
-                return "expected '*' or an origin such as https://app.example, got '\(value)'"
+            switch CORSPolicy.parse(value) {
+            case .success(let policy):
+                configuration.cors = policy
+                return nil
+            case .failure(let error):
+                return error.reason
             }
-            configuration.corsOrigin = value
-            return nil
         },
         ConfigurationOption(
             flag: "--admin-token", placeholder: "TOKEN", defaultText: "none (loopback clients only)",

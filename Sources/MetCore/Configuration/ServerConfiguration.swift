@@ -58,8 +58,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxConnections: Int?
     /// Seconds that in-flight requests get to finish after SIGINT/SIGTERM. Default 10.
     public var shutdownTimeout = 10.0
-    /// The `Access-Control-Allow-Origin` value sent on every response. Default `*`.
-    public var corsOrigin = "*"
+    /// Which other origins' pages may read the answers (`--cors-origin`). Default `*`: any.
+    public var cors = CORSPolicy.any
     /// Seconds between two `metadataDate` syncs in the server (the first one interval after the
     /// last successful one, or after start-up when there was none); 0 turns them off. Default 1 day.
     public var syncInterval: Double = 86_400

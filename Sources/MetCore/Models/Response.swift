@@ -30,6 +30,12 @@ public struct Response: Sendable {
     public var headers: HTTPFields {
         didSet { shared = nil }
     }
+    /// When a stored answer was fetched from the Met, in whole seconds since 1970: the HTTP layer
+    /// sends it as `Date` (never later than now), so that `Date` plus `Age` is now, as RFC 9111
+    /// §4.2.3 reads them and as nginx and Varnish send them. Nil: `Date` is the time of sending.
+    public var date: Int? {
+        didSet { shared = nil }
+    }
     /// The body bytes. For HEAD requests the HTTP layer sends the headers only.
     public var body: [UInt8] {
         didSet { shared = nil }
@@ -53,6 +59,7 @@ public struct Response: Sendable {
         self.headers = headers
         self.body = body
         self.cacheOutcome = cacheOutcome
+        self.date = nil
     }
 
     /// The media type of every JSON body this server sends.
@@ -65,8 +72,9 @@ public struct Response: Sendable {
 /// after the handlers key what they derive from the response by it; it lives as long as some
 /// holder of the response does. Any thread.
 public final class SharedResponse: Sendable {
-    /// What the layer around the handlers made of the response (see `CORSLayer`), once.
-    let derived = Locked<Response?>(nil)
+    /// What the layer around the handlers made of the response (see `CORSLayer`), once per
+    /// slot (the origin it was made for).
+    let derived = Locked<[Int: Response]>([:])
 
     init() {}
 }

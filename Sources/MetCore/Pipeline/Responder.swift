@@ -14,11 +14,18 @@ public protocol Responder: Sendable {
     /// (or that the HTTP layer itself answered a request it could not read). On the loop thread:
     /// must be cheap and never block.
     func finished(_ response: Response, seconds: Double)
+
+    /// `response`, which the HTTP layer makes itself for a request it could not read (400, 408,
+    /// 413, 414, 431, 501, 505), with the fields every answer carries (CORS). On the loop thread.
+    func unread(_ response: Response) -> Response
 }
 
 extension Responder {
     /// Responders that keep no figures (the fake Met, test doubles) ignore written responses.
     public func finished(_ response: Response, seconds: Double) {}
+
+    /// Responders without fields of their own send the HTTP layer's answer as it is.
+    public func unread(_ response: Response) -> Response { response }
 
     /// The response to `request`, waiting for the upstream when needed (tests, the CLI).
     public func response(to request: Request) async -> Response {

@@ -58,9 +58,9 @@ struct RandomRequest: Sendable {
     /// `true`, `false` or absent; anything else is a 400 naming the parameter.
     private static func flag(_ name: String, in target: RequestTarget) throws(Problem) -> Bool? {
         guard let text = target.value(of: name) else { return nil }
-        guard text == "true" || text == "false" else {
+        guard let flag = RequestTarget.boolean(text) else {
             throw Problem(.invalidParameter, "\(name) must be true or false.", parameter: name)
         }
-        return text == "true"
+        return flag
     }
 }

@@ -74,12 +74,6 @@ public struct SearchQuery: Sendable, Hashable {
             known: "/search takes q, the Met's filters (isHighlight, title, tags, isOnView, artistOrCulture, "
                 + "hasImages, departmentId, medium, geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, "
                 + "wait and store.")
-        // Every name is one of `parameters` now, so a repeated one shows within the first
-        // `parameters.count + 1` items: the scan is bounded whatever the query's length.
-        for (index, item) in target.query.enumerated()
-        where target.query[..<index].contains(where: { $0.name == item.name }) {
-            throw Problem(.invalidParameter, "\(item.name) is given more than once.", parameter: item.name)
-        }
         func value(_ name: String) -> String? { target.value(of: name) }
 
         guard let q = value("q"), !q.allSatisfy(\.isWhitespace) else {
@@ -93,10 +87,10 @@ public struct SearchQuery: Sendable, Hashable {
         var filters: [RequestTarget.QueryItem] = []
         for name in Self.sortedBooleanFilters {
             guard let text = value(name) else { continue }
-            guard text == "true" || text == "false" else {
+            guard let flag = RequestTarget.boolean(text) else {
                 throw Problem(.invalidParameter, "\(name) must be true or false.", parameter: name)
             }
-            filters.append(.init(name: name, value: text))
+            filters.append(.init(name: name, value: String(flag)))
         }
         if value("hasImages") == nil { filters.append(.init(name: "hasImages", value: "true")) }
         if let text = value("departmentId") {
@@ -170,10 +164,10 @@ public struct SearchQuery: Sendable, Hashable {
         waitGiven = value("wait") != nil
         store = true
         if let text = value("store") {
-            guard text == "true" || text == "false" else {
+            guard let flag = RequestTarget.boolean(text) else {
                 throw Problem(.invalidParameter, "store must be true or false.", parameter: "store")
             }
-            store = text == "true"
+            store = flag
         }
     }
 

@@ -18,9 +18,7 @@ package struct WidgetRequest: Sendable {
     package static let parameters: Set<String> = ["family", "start", "interval"]
 
     init(_ target: RequestTarget) throws(Problem) {
-        for name in Self.parameters where target.query.filter({ $0.name == name }).count > 1 {
-            throw Problem(.invalidParameter, "\(name) is given more than once.", parameter: name)
-        }
+        try target.rejectRepeats(of: Self.parameters)
         family = .medium
         if let text = target.value(of: "family") {
             guard let family = WidgetFamily(rawValue: text) else {
