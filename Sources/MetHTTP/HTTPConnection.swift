@@ -36,6 +36,8 @@ final class HTTPConnection {
     let descriptor: CInt
     /// Whether the client is on this machine (see `PeerAddress.isLoopback`), read once at accept.
     let fromLoopback: Bool
+    /// The client's address, for the access log (see `PeerAddress.text`).
+    let client: String
     private(set) var state = State.reading
     private unowned let loop: HTTPLoop
     private var readEvent: OpaquePointer?
@@ -68,7 +70,9 @@ final class HTTPConnection {
     init(descriptor: CInt, loop: HTTPLoop) {
         self.descriptor = descriptor
         self.loop = loop
-        fromLoopback = PeerAddress.isLoopback(descriptor)
+        let peer = PeerAddress(of: descriptor)
+        fromLoopback = peer.isLoopback
+        client = peer.text
         // A head, then a Content-Length body (or a chunk-size line: chunked data is decoded out of
         // the buffer as it arrives); pipelined requests beyond that wait in the socket.
         input = ReceiveBuffer(
@@ -236,11 +240,13 @@ final class HTTPConnection {
     /// cannot be trusted to start a new request).
     private func reject(_ problem: Problem) {
         loop.countUnreadRequest()
-        let response = loop.unread(problem.response)
+        let requestID = loop.unreadRequestID()
+        let response = loop.unread(problem.response, requestID: requestID)
         closeAfterFlush = true
         let (head, body) = ResponseEncoder.encode(
-            response, isHead: false, minorVersion: 1, close: true, date: loop.dateLine(for: response))
-        loop.logRejected(response)
+            response, isHead: false, minorVersion: 1, close: true, date: loop.dateLine(for: response),
+            requestID: requestID)
+        loop.logRejected(response, requestID: requestID, on: self)
         enqueue(head, body, endsResponse: true)
     }
 
@@ -323,21 +329,22 @@ final class HTTPConnection {
     /// Writes `response` as the answer to `head`'s request, after anything already queued, and
     /// returns the body bytes it carries. Called by the loop; the connection goes back to reading.
     @discardableResult
-    func send(_ response: Response, for head: RequestHead, closing: Bool) -> Int {
+    func send(_ response: Response, for head: RequestHead, closing: Bool, requestID: String) -> Int {
         if state != .closed && state != .lingering { state = .reading }
         let close = closing || !head.keepAlive
         if close { closeAfterFlush = true }
         let isHead = head.method == "HEAD"
         if let shared = response.shared, !response.isChunked {
             let body = isHead ? [] : response.body
-            enqueue(
-                loop.encodedHead(
-                    of: response, shared: shared, isHead: isHead, minorVersion: head.minorVersion, close: close),
-                body, endsResponse: true)
+            var headBytes = loop.encodedHead(
+                of: response, shared: shared, isHead: isHead, minorVersion: head.minorVersion, close: close)
+            ResponseEncoder.insertRequestID(requestID, into: &headBytes)
+            enqueue(headBytes, body, endsResponse: true)
             return body.count
         }
         let (headBytes, body) = ResponseEncoder.encode(
-            response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine(for: response))
+            response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine(for: response),
+            requestID: requestID)
         enqueue(headBytes, body, endsResponse: true)
         return body.count
     }

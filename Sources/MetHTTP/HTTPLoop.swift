@@ -48,6 +48,12 @@ final class HTTPLoop: @unchecked Sendable {
     private var pending: [UInt64: Exchange] = [:]
     private var nextID: UInt64 = 0
     private var date = HTTPDate()
+    private var requestIDs = RequestIDs()
+    /// Where access lines go, with this loop's formatter and the lines not yet handed over.
+    private let accessLog: AccessLog?
+    private var accessLine: AccessLine
+    private var accessBuffer: [UInt8] = []
+    private var accessFlushScheduled = false
     /// The `Date` line of the last stored answer sent with its fetch time (`Response.date`).
     private var storedDate = HTTPDate()
     private var encodedHeads = EncodedHeads()
@@ -60,7 +66,7 @@ final class HTTPLoop: @unchecked Sendable {
     private struct Exchange {
         let connection: HTTPConnection
         let head: RequestHead
-        let started: UInt64
+        let started: Started
         var task: Task<Void, Never>?
         /// The client left; the answer goes nowhere (logged as 499).
         var clientGone = false
@@ -83,6 +89,8 @@ final class HTTPLoop: @unchecked Sendable {
         self.responder = responder
         self.logger = logger
         self.budget = budget
+        accessLog = configuration.accessLog
+        accessLine = AccessLine(format: configuration.accessLog?.format ?? .text)
         let core = configuration.limits
         limits = WireLimits(
             targetBytes: core.maxURILength + 1_024, headBytes: core.maxURILength + core.maxHeaderBytes + 4_096,
@@ -295,12 +303,16 @@ final class HTTPLoop: @unchecked Sendable {
     /// Answers one request read by `connection`: inside this callback when the core can,
     /// otherwise through a task whose response comes back via `execute`.
     func handle(_ head: RequestHead, body: [UInt8], on connection: HTTPConnection) {
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = Started(
+            uptime: DispatchTime.now().uptimeNanoseconds, time: cachedNow,
+            requestID: requestIDs.id(given: head.field(named: "X-Request-Id")))
         outstanding.add(1, ordering: .relaxed)
         let suspension: Suspension
-        switch responder.respond(to: head.request(body: body, fromLoopback: connection.fromLoopback)) {
+        var request = head.request(body: body, fromLoopback: connection.fromLoopback)
+        request.requestID = started.requestID
+        switch responder.respond(to: request) {
         case .ready(let response):
-            reply(response, to: head, on: connection, started: started)
+            reply(response, to: head, on: connection, started: started, suspended: false)
             return
         case .suspended(let rest):
             suspension = rest
@@ -323,12 +335,12 @@ final class HTTPLoop: @unchecked Sendable {
         if exchange.clientGone {
             var response = response
             response.status = 499
-            log(exchange.head, response, bytes: 0, started: exchange.started)
-            responder.finished(response, seconds: Self.seconds(since: exchange.started))
+            log(exchange.head, response, bytes: 0, started: exchange.started, suspended: true, on: exchange.connection)
+            responder.finished(response, seconds: Self.seconds(since: exchange.started.uptime))
             responseFinished()
             return
         }
-        reply(response, to: exchange.head, on: exchange.connection, started: exchange.started)
+        reply(response, to: exchange.head, on: exchange.connection, started: exchange.started, suspended: true)
         exchange.connection.processInput()
     }
 
@@ -339,10 +351,24 @@ final class HTTPLoop: @unchecked Sendable {
         pending[id]?.task?.cancel()
     }
 
-    private func reply(_ response: Response, to head: RequestHead, on connection: HTTPConnection, started: UInt64) {
-        let bytes = connection.send(response, for: head, closing: draining)
-        log(head, response, bytes: bytes, started: started)
-        responder.finished(response, seconds: Self.seconds(since: started))
+    /// When and as what a request arrived.
+    struct Started {
+        /// `DispatchTime` nanoseconds, for durations.
+        let uptime: UInt64
+        /// Seconds since 1970, for the access log.
+        let time: Double
+        let requestID: String
+    }
+
+    /// An ID for a request the HTTP layer answers itself, before the core saw it.
+    func unreadRequestID() -> String { requestIDs.next() }
+
+    private func reply(
+        _ response: Response, to head: RequestHead, on connection: HTTPConnection, started: Started, suspended: Bool
+    ) {
+        let bytes = connection.send(response, for: head, closing: draining, requestID: started.requestID)
+        log(head, response, bytes: bytes, started: started, suspended: suspended, on: connection)
+        responder.finished(response, seconds: Self.seconds(since: started.uptime))
     }
 
     /// Seconds since `started` (`DispatchTime` nanoseconds).
@@ -361,22 +387,65 @@ final class HTTPLoop: @unchecked Sendable {
     }
 
     /// The core's fields added to an answer the HTTP layer made itself (see `Responder.unread`).
-    func unread(_ response: Response) -> Response {
-        responder.unread(response)
+    func unread(_ response: Response, requestID: String) -> Response {
+        responder.unread(response, requestID: requestID)
     }
 
-    func logRejected(_ response: Response) {
+    /// Logs the answer to a request that could not be read (method and target unknown).
+    func logRejected(_ response: Response, requestID: String, on connection: HTTPConnection) {
         responder.finished(response, seconds: 0)
-        guard logger.isEnabled(.info) else { return }
-        logger.info("access - - \(response.status) \(response.body.count)B - -")
+        guard accessLog != nil else { return }
+        record(
+            AccessRecord(
+                time: cachedNow, client: connection.client, requestID: requestID, method: "-", target: "-",
+                status: response.status, bytes: response.body.count, duration: 0, cache: .none, upstream: nil,
+                userAgent: nil))
     }
 
-    private func log(_ head: RequestHead, _ response: Response, bytes: Int, started: UInt64) {
-        guard logger.isEnabled(.info) else { return }
-        let micros = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000
-        logger.info(
-            "access \(head.method.prefix(20)) \(head.target.prefix(300)) \(response.status) \(bytes)B "
-                + "\(String(format: "%.2f", micros / 1_000))ms \(response.cacheOutcome.rawValue)")
+    private func log(
+        _ head: RequestHead, _ response: Response, bytes: Int, started: Started, suspended: Bool,
+        on connection: HTTPConnection
+    ) {
+        guard accessLog != nil else { return }
+        let duration = Self.seconds(since: started.uptime)
+        record(
+            AccessRecord(
+                time: started.time, client: connection.client, requestID: started.requestID,
+                method: String(head.method.prefix(20)), target: String(head.target.prefix(2_048)),
+                status: response.status, bytes: bytes, duration: duration, cache: response.cacheOutcome,
+                upstream: suspended ? duration : nil,
+                userAgent: head.field(named: "User-Agent").map { String($0.prefix(512)) }))
+    }
+
+    /// Most bytes of access lines a loop holds before handing them to the log.
+    static let accessBufferBytes = 32_768
+    /// How long a line waits at most before it is written, in microseconds.
+    static let accessFlushMicroseconds = 200_000
+
+    /// Adds one access line to the loop's buffer: written when the buffer fills, within
+    /// `accessFlushMicroseconds` otherwise, and when the loop closes.
+    private func record(_ record: AccessRecord) {
+        accessBuffer.append(contentsOf: accessLine.bytes(for: record))
+        if accessBuffer.count >= Self.accessBufferBytes {
+            flushAccessLog()
+        } else if !accessFlushScheduled {
+            accessFlushScheduled = true
+            var delay = timeval(tv_sec: 0, tv_usec: Self.accessFlushMicroseconds)
+            event_base_once(
+                base, -1, Int16(EV_TIMEOUT),
+                { _, _, context in
+                    let loop = Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue()
+                    loop.accessFlushScheduled = false
+                    loop.flushAccessLog()
+                }, Unmanaged.passUnretained(self).toOpaque(), &delay)
+        }
+    }
+
+    /// Hands the buffered access lines to the log. Loop thread.
+    func flushAccessLog() {
+        guard let accessLog, !accessBuffer.isEmpty else { return }
+        accessLog.write(accessBuffer)
+        accessBuffer.removeAll(keepingCapacity: true)
     }
 
     // MARK: Shutdown
@@ -404,7 +473,8 @@ final class HTTPLoop: @unchecked Sendable {
                 continue
             }
             let problem = Problem(.shuttingDown, "The server is shutting down; retry shortly.")
-            exchange.connection.send(problem.response, for: exchange.head, closing: true)
+            exchange.connection.send(
+                problem.response, for: exchange.head, closing: true, requestID: exchange.started.requestID)
         }
     }
 
@@ -414,6 +484,7 @@ final class HTTPLoop: @unchecked Sendable {
         jobs.withLock { $0.closed = true }
         stopAccepting()
         for connection in Array(connections.values) { connection.close() }
+        flushAccessLog()
         if let wakeEvent { event_free(wakeEvent) }
         wakeEvent = nil
         event_base_loopbreak(base)

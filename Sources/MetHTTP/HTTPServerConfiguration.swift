@@ -20,6 +20,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// The limits the core enforces with problem documents. The wire layer enforces the body limit
     /// itself (413 before buffering) and sets its head limits above the core's, as a backstop.
     public var limits: RequestLimits
+    /// Where access lines go; nil: none are made.
+    public var accessLog: AccessLog?
 
     /// - Parameters:
     ///   - readTimeout: seconds; default 10.

@@ -1,3 +1,4 @@
+import HTTPGrammar
 import HTTPWire
 import MetCore
 
@@ -10,5 +11,10 @@ extension RequestHead {
         var request = Request(method: method, target: target, headers: headers, body: body)
         request.fromLoopback = fromLoopback
         return request
+    }
+
+    /// The first value of the field `name` (case-insensitive), or nil.
+    func field(named name: String) -> String? {
+        fields.first { Grammar.equalsIgnoringCase($0.name.utf8, name.utf8) }?.value
     }
 }

@@ -15,13 +15,15 @@ enum ResponseEncoder {
     ///     `Connection: keep-alive` when the connection stays open, and never a chunked body.
     ///   - close: the connection closes after this response (`Connection: close`).
     ///   - date: the `Date` field line, CRLF included (see `HTTPDate`).
+    ///   - requestID: sent as `X-Request-Id` (nil: none; the shared heads leave it out, and
+    ///     `insertRequestID` adds it to a copy).
     /// - Returns: `body` shares the response's storage unless the response asks for chunked
     ///   framing (the fake Met only), which is added around a copy.
     ///
     /// Header fields whose name is not a token, or whose value holds CR, LF or NUL, are dropped:
     /// nothing a handler puts in a value can start a new header line.
     static func encode(
-        _ response: Response, isHead: Bool, minorVersion: Int, close: Bool, date: [UInt8]
+        _ response: Response, isHead: Bool, minorVersion: Int, close: Bool, date: [UInt8], requestID: String? = nil
     ) -> (head: [UInt8], body: [UInt8]) {
         var head: [UInt8] = []
         head.reserveCapacity(512)
@@ -61,7 +63,20 @@ enum ResponseEncoder {
             head.append(contentsOf: "Connection: keep-alive\r\n".utf8)
         }
         head.append(contentsOf: crlf)
+        if let requestID { insertRequestID(requestID, into: &head) }
         return (head, body)
+    }
+
+    /// Adds `X-Request-Id: id` as the last field of a finished head (before its blank line).
+    /// The ID comes from `RequestIDs`, whose characters need no escaping; an ID holding anything
+    /// else is left out, as `appendLine` would leave out such a value.
+    static func insertRequestID(_ id: String, into head: inout [UInt8]) {
+        guard head.count >= 4, RequestIDs.isUsable(id) else { return }
+        head.removeLast(2)
+        head.append(contentsOf: "X-Request-Id: ".utf8)
+        append(id, to: &head)
+        head.append(contentsOf: crlf)
+        head.append(contentsOf: crlf)
     }
 
     private static let crlf: [UInt8] = [13, 10]

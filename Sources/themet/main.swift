@@ -63,7 +63,7 @@ do {
     exitForUsage("\(error)")
 }
 
-let logger = Logger(level: configuration.logLevel)
+let logger = Logger(level: configuration.logLevel, format: routeCommand == nil ? configuration.logFormat : .bare)
 let disk =
     configuration.diskCacheSize > 0
     ? DiskCache.open(directory: configuration.dataDirectory, capacity: configuration.diskCacheSize, logger: logger)
@@ -115,7 +115,16 @@ if routeCommand != nil {
 }
 
 ShutdownSignal.ignoreOthers(logger: logger)
-let server = HTTPServer(configuration: HTTPServerConfiguration(configuration), responder: service, logger: logger)
+var httpConfiguration = HTTPServerConfiguration(configuration)
+do {
+    // Access lines are info lines: a server at --log-level warning writes none.
+    httpConfiguration.accessLog =
+        configuration.logLevel <= .info
+        ? try AccessLog.open(configuration.accessLog, format: configuration.logFormat) : nil
+} catch {
+    exitForUsage("--access-log: \(error)")
+}
+let server = HTTPServer(configuration: httpConfiguration, responder: service, logger: logger)
 let address: HTTPServer.Address
 do {
     address = try server.start()

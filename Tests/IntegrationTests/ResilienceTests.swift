@@ -133,7 +133,7 @@ struct ResilienceTests {
             hangUpAfter: 0.2)
         var logged = false
         for _ in 0..<100 where !logged {
-            logged = servers.themet.standardError.contains("/objects/436535 499")
+            logged = servers.themet.standardError.contains("/objects/436535\" 499 ")
             if !logged { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(logged, "no 499 access-log line within 2 s: \(servers.themet.standardError)")

@@ -153,6 +153,8 @@ struct ConfigurationTests {
         "--shutdown-timeout": "-1",
         "--cors-origin": "two words",
         "--log-level": "verbose",
+        "--log-format": "xml",
+        "--access-log": "",
         "--object-ttl": "soon",
         "--list-ttl": "-5m",
         "--departments-ttl": "2y",

@@ -138,6 +138,22 @@ struct UpstreamFailureTests {
         #expect(harness.upstream.calls == [Sample.objectKey(1), Sample.objectKey(2)])
     }
 
+    @Test func theLogSaysWhenABlockStartsAndEndsAndDebugSaysWhatWasDecided() async throws {
+        let harness = harness(.blockPage)
+        harness.upstream.answer(.object(id: 2), with: .json(Sample.object(2)))
+        _ = await harness.get(Self.target)
+        let started = harness.log.lines.filter { $0.contains("firewall blocked this server") }
+        #expect(started.count == 1)
+        #expect(started.first?.hasPrefix("warning: ") == true)
+        #expect(started.first?.contains(Sample.objectKey(1)) == true)
+        #expect(started.first?.contains("paused for 60 s") == true)
+        harness.time.advance(by: 60)
+        #expect(await harness.get("/objects/2").status == 200)
+        #expect(harness.log.lines.contains { $0.hasPrefix("info: upstream: the Met answers again") })
+        #expect(harness.log.lines.contains { $0.hasPrefix("debug: upstream \(Sample.objectKey(2)): 200,") })
+        #expect(harness.log.lines.contains { $0 == "debug: cache \(Sample.objectKey(2)): miss (upstream)" })
+    }
+
     @Test func aBlockServesStaleEntriesWithoutCallingTheUpstream() async {
         let harness = harness(.json(Sample.object(1)))
         harness.upstream.answer(.object(id: 2), with: .blockPage)

@@ -93,7 +93,7 @@ public final class MetService: Responder {
             })
         fetcher = CachedFetcher(
             client: client, cache: cache, disk: disk, shared: shared, time: time, freshness: configuration.freshness,
-            compress: compress, metrics: metrics)
+            compress: compress, metrics: metrics, logger: logger)
         driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger, metrics: metrics)
         router = Router(limits: configuration.limits, adminToken: configuration.adminToken)
         purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
@@ -127,11 +127,16 @@ public final class MetService: Responder {
         publicURL = configuration.publicURL
         self.random = RandomHandler(search: search, random: random, publicURL: configuration.publicURL)
         explorer = ExplorerHandler(storedAt: startedAt, compress: compress)
-        shared?.onEvent { [monitor, pacer, purges] event in
+        shared?.onEvent { [monitor, pacer, purges, logger] event in
             switch event {
             case .purged(let key):
                 purges.dropLocally(key)
             case .blocked(let until):
+                if monitor.blockedUntil(at: time.now()) == nil {
+                    logger.warning(
+                        "upstream: another instance of the group was blocked by the Met's firewall; every upstream "
+                            + "call paused until \(Timestamp.rfc3339(until))")
+                }
                 monitor.adoptBlock(until: until, at: time.now())
                 pacer.failWaiting(with: .blocked)
             }
@@ -152,16 +157,17 @@ public final class MetService: Responder {
 
     public func respond(to request: Request) -> Answer {
         let (routed, label) = router.route(request)
+        let requestID = request.requestID
         switch cors.wrap(answer(routed, to: request), for: request) {
         case .ready(var response):
             response.route = label
-            return .ready(response)
+            return .ready(Problem.identified(response, requestID: requestID))
         case .suspended(let suspension):
             return .suspended(
                 suspension.map { response in
                     var labelled = response
                     labelled.route = label
-                    return labelled
+                    return Problem.identified(labelled, requestID: requestID)
                 })
         }
     }
@@ -189,8 +195,8 @@ public final class MetService: Responder {
     /// When the last successful sync started (seconds since 1970), or nil. Reads `sync.json`.
     public var lastSync: Double? { synchronizer.lastSync }
 
-    public func unread(_ response: Response) -> Response {
-        cors.finish(response, origin: nil)
+    public func unread(_ response: Response, requestID: String) -> Response {
+        Problem.identified(cors.finish(response, origin: nil), requestID: requestID)
     }
 
     public func finished(_ response: Response, seconds: Double) {

@@ -66,7 +66,8 @@ final class Presenter: Sendable {
             var problem = Problem(.objectNotFound, "The Met has no object \(text): \(entry.message ?? "not found").")
             problem.headers = headers
             var response = problem.response
-            response.headers.append("ETag", ETag.strong(for: response.body))
+            // Weak: the problem sent carries its request's ID (`Problem.identified`).
+            response.headers.append("ETag", "W/" + ETag.strong(for: response.body))
             response.cacheOutcome = outcome
             response.date = entry.fetchedSecond
             return response

@@ -58,4 +58,24 @@ public struct Problem: Error, Sendable, Equatable {
         if fields["Cache-Control"] == nil { fields.set("Cache-Control", "no-store") }
         return Response(status: status, headers: fields, body: body)
     }
+
+    /// `response` with `"requestId": requestID` added to its body when it is a problem document
+    /// (an error status with `Content-Type: application/problem+json`), so that a client can
+    /// quote the ID the access log holds. Any other response, or a nil ID, is returned as it is.
+    /// A problem with an `ETag` (a cached 404) keeps it: the tag is weak, and the ID changes
+    /// nothing a client compares.
+    public static func identified(_ response: Response, requestID: String?) -> Response {
+        guard let requestID, response.status >= 400, response.body.last == UInt8(ascii: "}"),
+            response.headers["Content-Type"] == Response.problemContentType
+        else { return response }
+        var member = JSONWriter(capacity: 32)
+        member.key("requestId")
+        member.string(requestID)
+        var identified = response
+        identified.body.removeLast()
+        identified.body.append(UInt8(ascii: ","))
+        identified.body.append(contentsOf: member.bytes)
+        identified.body.append(UInt8(ascii: "}"))
+        return identified
+    }
 }

@@ -15,6 +15,8 @@ final class CachedFetcher: EntryResolver {
     private let compress: (@Sendable ([UInt8]) -> [UInt8])?
     /// Where each persistent-tier lookup's result is counted (`/metrics`).
     private let metrics: ServerMetrics
+    /// What each resolution decided, at debug level.
+    private let logger: Logger
     /// For each key refreshed in the background (stale-while-revalidate), the time before which
     /// no new refresh starts: infinity while one runs, a second after one failed (so that stale
     /// answers during an outage or a block do not start a refresh each), in seconds since 1970.
@@ -36,9 +38,10 @@ final class CachedFetcher: EntryResolver {
     init(
         client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, shared: (any SharedTier)? = nil,
         time: any TimeSource, freshness: FreshnessPolicy, compress: (@Sendable ([UInt8]) -> [UInt8])?,
-        metrics: ServerMetrics
+        metrics: ServerMetrics, logger: Logger
     ) {
         self.metrics = metrics
+        self.logger = logger
         self.client = client
         self.cache = cache
         self.disk = disk
@@ -64,6 +67,7 @@ final class CachedFetcher: EntryResolver {
             case .shared: outcome = fill.entry.isFresh(at: time.now()) ? .sharedHit : .revalidating
             }
             cache.count(outcome)
+            logger.debug("cache \(key): \(outcome.rawValue) (\(fill.source))")
             if outcome == .revalidating { revalidate(resource, stale: fill.entry) }
             return .entry(fill.entry, outcome)
         case .failure(let error):
@@ -71,8 +75,10 @@ final class CachedFetcher: EntryResolver {
             // Another request may have stored an entry since the driver looked.
             if let stale = cached ?? cache.entry(for: key), stale.isUsableWhenStale(at: time.now()) {
                 cache.count(.stale)
+                logger.debug("cache \(key): the Met failed (\(error.logDescription)); serving the stale entry")
                 return .entry(stale, .stale)
             }
+            logger.debug("cache \(key): the Met failed (\(error.logDescription)); no stale entry to stand in")
             return .failed(error)
         }
     }
@@ -87,6 +93,7 @@ final class CachedFetcher: EntryResolver {
             return true
         }
         guard starts else { return }
+        logger.debug("cache \(key): served while revalidating; refreshing it in the background")
         // Unstructured on purpose: the refresh belongs to no request, so no hang-up cancels it. A
         // failure stores nothing, and memory keeps the stale entry.
         Task {

@@ -266,6 +266,30 @@ extension ServerConfiguration {
             configuration.logLevel = level
             return nil
         },
+        ConfigurationOption(
+            flag: "--log-format", placeholder: "FORMAT", defaultText: "text",
+            help: "text (a time, the level, the message) or json (one object a line), for every log line "
+                + "and the access log."
+        ) { configuration, value in
+            guard let format = LogFormat(rawValue: value.lowercased()), format != .bare else {
+                return "expected text or json, got '\(value)'"
+            }
+            configuration.logFormat = format
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--access-log", placeholder: "PATH|-|off", defaultText: "-",
+            help: "Where the access log goes (one line a request, at --log-level info): - for standard error, "
+                + "a file to append to, or off."
+        ) { configuration, value in
+            switch value {
+            case "": return "expected -, off or a file path"
+            case "-": configuration.accessLog = .standardError
+            case "off": configuration.accessLog = .off
+            default: configuration.accessLog = .file(value)
+            }
+            return nil
+        },
         durationOption(
             "--object-ttl", "30d",
             "How long an object record stays fresh (metadataDate sync marks changed ones expired sooner).",

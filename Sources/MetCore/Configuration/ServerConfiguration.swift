@@ -83,6 +83,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var fallbackRate: Double { redisFallbackRate ?? upstreamRate / 4 }
     /// The lowest log level written to standard error. Default `info` (includes the access log).
     public var logLevel = LogLevel.info
+    /// How log lines are written (`--log-format`): `.text` (the default) or `.json`.
+    public var logFormat = LogFormat.text
+    /// Where access lines go (`--access-log`); written only at `--log-level info` or `debug`.
+    public var accessLog = AccessLogDestination.standardError
     /// Freshness per kind and the stale-if-error window.
     public var freshness = FreshnessPolicy()
     /// Seconds all upstream calls pause after the Met's firewall answers 403. Default 60. A repeat

@@ -13,6 +13,9 @@ public struct Request: Sendable {
     /// HTTP layer saw it when the connection was accepted. False unless the HTTP layer says so:
     /// only what depends on it (the purge routes) is refused to a request that does not know.
     public var fromLoopback = false
+    /// The request's ID, which the HTTP layer sends as `X-Request-Id` and logs; problem documents
+    /// carry it as `requestId`. Nil for requests made in process (the CLI, tests).
+    public var requestID: String?
 
     public init(method: String = "GET", target: String, headers: HTTPFields = HTTPFields(), body: [UInt8] = []) {
         self.method = method

@@ -92,7 +92,12 @@ public struct MetClient: Sendable {
             let result: Result<CacheableAnswer, UpstreamError>
             do {
                 let number = attempt
+                let asked = time.now()
                 result = try await pacer.run(deadline: deadline) { () async throws(UpstreamError) in
+                    let waited = time.now() - asked
+                    if waited >= 0.001 {
+                        logger.debug("pacer: \(resource.cacheKey) waited \(Self.milliseconds(waited)) for its turn")
+                    }
                     try await groupTurn(until: deadline)
                     // A block may have begun while this call waited for its turn.
                     if monitor.blockedUntil(at: time.now()) != nil { throw .blocked }
@@ -102,7 +107,9 @@ public struct MetClient: Sendable {
             } catch {
                 // The pacer's verdict: this attempt never reached the upstream.
                 if error == .timeout, let lastFailure { return .failure(lastFailure) }
-                if error == .timeout { logger.warning("upstream \(resource.path): no turn with the pacer in time") }
+                if error == .timeout {
+                    logger.warning("upstream \(resource.cacheKey): no turn with the pacer in time")
+                }
                 return .failure(error)
             }
             guard case .failure(let error) = result, RetryPolicy.isRetryable(error),
@@ -158,7 +165,12 @@ public struct MetClient: Sendable {
         switch result {
         case .success(let answer):
             outcome = answer.status == 404 ? .notFound : .ok
-            monitor.record(outcome, at: time.now())
+            logger.debug(
+                "upstream \(resource.cacheKey): \(answer.status), \(answer.body.count) bytes in "
+                    + "\(Self.milliseconds(time.now() - started)) (attempt \(number))")
+            if monitor.record(outcome, at: time.now()) == .ended {
+                logger.info("upstream: the Met answers again after its firewall's block (\(resource.cacheKey))")
+            }
         case .failure(let error):
             outcome = Self.outcome(of: error)
             record(error, for: resource, attempt: number)
@@ -226,8 +238,13 @@ public struct MetClient: Sendable {
     }
 
     private func record(_ error: UpstreamError, for resource: MetResource, attempt: Int) {
-        let text = "\(resource.path): \(error.logDescription)"
-        monitor.record(Self.outcome(of: error), at: time.now(), error: error == .cancelled ? nil : text)
+        let text = "\(resource.cacheKey): \(error.logDescription)"
+        let change = monitor.record(Self.outcome(of: error), at: time.now(), error: error == .cancelled ? nil : text)
+        if case .started(let until, let cooldown) = change {
+            logger.warning(
+                "upstream: the Met's firewall blocked this server (\(resource.cacheKey)); every upstream call "
+                    + "paused for \(Int(cooldown.rounded())) s, until \(Timestamp.rfc3339(until))")
+        }
         // Calls queued behind a blocked one must not go out now; they fail like it at once. The
         // other instances of the group stop too.
         if error == .blocked {
@@ -288,5 +305,12 @@ extension UpstreamError {
         case .malformed(let reason): "malformed answer: \(reason)"
         case .cancelled: "cancelled"
         }
+    }
+}
+
+extension MetClient {
+    /// `seconds` as `123 ms`, for log lines.
+    static func milliseconds(_ seconds: Double) -> String {
+        "\(Int((seconds * 1_000).rounded())) ms"
     }
 }

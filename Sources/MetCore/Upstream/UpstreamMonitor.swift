@@ -76,9 +76,19 @@ public final class UpstreamMonitor: Sendable {
         }
     }
 
-    /// Records how one call ended, at `time`.
-    public func record(_ outcome: UpstreamOutcome, at time: Double, error: String? = nil) {
-        state.withLock { state in
+    /// What a recorded call changed about the block (for the log).
+    public enum BlockChange: Equatable, Sendable {
+        /// A block began, pausing upstream calls until `until` (seconds since 1970) for
+        /// `cooldown` seconds (doubled when it repeats one that just ended).
+        case started(until: Double, cooldown: Double)
+        /// A usable answer after a block: the firewall lets this server through again.
+        case ended
+    }
+
+    /// Records how one call ended, at `time`; returns what it changed about the block, if anything.
+    @discardableResult
+    public func record(_ outcome: UpstreamOutcome, at time: Double, error: String? = nil) -> BlockChange? {
+        state.withLock { state -> BlockChange? in
             state.counts[outcome, default: 0] += 1
             switch outcome {
             case .ok, .notFound:
@@ -86,23 +96,28 @@ public final class UpstreamMonitor: Sendable {
                 // A usable answer outside a block shows the firewall lets this server through
                 // again: the next block is a first one, at the base cool-down.
                 if (state.blockedUntil ?? 0) <= time {
+                    let wasBlocked = state.blockedUntil != nil
                     state.cooldown = blockCooldown
                     state.blockedUntil = nil
+                    if wasBlocked { return .ended }
                 }
             case .clientError:
                 state.lastFailed = false
             case .blocked:
+                let begins = (state.blockedUntil ?? 0) <= time
                 startBlock(&state, at: time)
                 // The block itself is the state while it lasts; once it ends, nothing says the
                 // upstream is failing, so the state returns to ok.
                 state.lastFailed = false
                 state.lastError = error
+                if begins, let until = state.blockedUntil { return .started(until: until, cooldown: state.cooldown) }
             case .serverError, .unreachable, .timeout, .malformed:
                 state.lastFailed = true
                 state.lastError = error
             case .cancelled:
                 break
             }
+            return nil
         }
     }
 

@@ -30,29 +30,48 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     }
 }
 
-/// A level-gated logger. Messages are built only when their level is enabled, and go to a sink
-/// (standard error by default; tests pass an in-memory one). Safe from any thread.
+/// A level-gated logger. Messages are built only when their level is enabled, formatted as
+/// `format` says, and go to a sink (standard error by default; tests pass an in-memory one).
+/// Safe from any thread.
 public struct Logger: Sendable {
     /// Receives one finished line, without its trailing newline.
     public typealias Sink = @Sendable (String) -> Void
 
     /// The lowest level that is written.
     public let level: LogLevel
+    /// How lines are written.
+    public let format: LogFormat
     private let sink: Sink
+    private let clock: @Sendable () -> Double
 
-    public init(level: LogLevel, sink: @escaping Sink = Logger.standardError) {
+    /// - Parameters:
+    ///   - format: `.bare` (the default) writes `level: message`, without a time.
+    ///   - clock: seconds since 1970, for the lines' time (the system clock by default).
+    public init(
+        level: LogLevel, format: LogFormat = .bare, sink: @escaping Sink = Logger.standardError,
+        clock: @escaping @Sendable () -> Double = { SystemTime().now() }
+    ) {
         self.level = level
+        self.format = format
         self.sink = sink
+        self.clock = clock
     }
 
     /// Writes a line to standard error with one `write(2)`, so lines from several threads never interleave.
     public static let standardError: Sink = { line in
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
+        writeAll(bytes, to: 2)
+    }
+
+    /// Writes every byte of `bytes` to `descriptor`, carrying on after short writes and EINTR;
+    /// gives up on any other error (a log must never stop the server).
+    public static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
                 if written <= 0 { return }
                 offset += written
             }
@@ -66,7 +85,20 @@ public struct Logger: Sendable {
     /// Writes `message` at `level`; the autoclosure runs only when the level is enabled.
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard isEnabled(level) else { return }
-        sink("\(level.name): \(message())")
+        switch format {
+        case .bare:
+            sink("\(level.name): \(message())")
+        case .text:
+            sink("\(Timestamp.rfc3339(clock())) \(level.name): \(message())")
+        case .json:
+            var json = JSONWriter()
+            json.beginObject()
+            json.member("time", string: Timestamp.rfc3339(clock()))
+            json.member("level", string: level.name)
+            json.member("message", string: message())
+            json.endObject()
+            sink(String(decoding: json.bytes, as: UTF8.self))
+        }
     }
 
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }

@@ -1,5 +1,6 @@
 /// SplitMix64: a small, fast, deterministic generator; the same seed gives the same numbers, so
-/// the fake Met's failures and the tests' draws repeat from run to run. Never for secrets.
+/// the fake Met's failures, the tests' draws and request IDs' spread repeat from run to run.
+/// Never for secrets.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     /// The state, advanced by each `next()`.
     public var seed: UInt64

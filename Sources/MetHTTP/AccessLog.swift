@@ -1,0 +1,53 @@
+import Foundation
+import MetCore
+import Synchronization
+
+/// Where the access log is written (`--access-log`), shared by every loop. Each loop buffers its
+/// lines (see `HTTPLoop`) and hands them over in batches: one `write(2)` a batch, under a lock,
+/// so batches of two loops never interleave and a request's answer never waits on the disk.
+public final class AccessLog: Sendable {
+    /// How lines are written.
+    public let format: LogFormat
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    private let writing = Mutex(())
+
+    /// The access log for `destination`, or nil for `.off`. A file is opened for appending
+    /// (created with mode 0644 if missing); throws a message naming it when it cannot be.
+    public static func open(_ destination: AccessLogDestination, format: LogFormat) throws -> AccessLog? {
+        switch destination {
+        case .off:
+            return nil
+        case .standardError:
+            return AccessLog(descriptor: 2, owns: false, format: format)
+        case .file(let path):
+            let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw AccessLogError("cannot open \(path) for appending: \(String(cString: strerror(errno)))")
+            }
+            return AccessLog(descriptor: descriptor, owns: true, format: format)
+        }
+    }
+
+    private init(descriptor: Int32, owns: Bool, format: LogFormat) {
+        self.descriptor = descriptor
+        self.ownsDescriptor = owns
+        self.format = format
+    }
+
+    deinit {
+        if ownsDescriptor { Glibc.close(descriptor) }
+    }
+
+    /// Writes whole lines. Any thread; blocks only while another loop writes its batch.
+    func write(_ lines: [UInt8]) {
+        writing.withLock { _ in Logger.writeAll(lines, to: descriptor) }
+    }
+}
+
+/// Why the access log could not be opened.
+public struct AccessLogError: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,42 @@
+import MetCore
+
+/// Request IDs (`X-Request-Id`): the client's own when it sends a usable one (a proxy in front
+/// that made it, or a client tracing its calls), else a new one of 16 hex digits. One per event
+/// loop, seeded at random; loop thread only.
+struct RequestIDs {
+    private var generator: SplitMix64
+
+    /// The longest ID taken from a client.
+    static let maxLength = 64
+
+    init(seed: UInt64 = UInt64.random(in: .min ... .max)) {
+        generator = SplitMix64(seed: seed)
+    }
+
+    /// `given` when it is 1 to `maxLength` characters of `A-Z a-z 0-9 . _ : -` (nothing a log line,
+    /// a header or a JSON string would need to escape), else the next ID of the sequence.
+    mutating func id(given: String?) -> String {
+        if let given, Self.isUsable(given) { return given }
+        return next()
+    }
+
+    /// The next of the sequence (SplitMix64: a counter through a bijective mix, so IDs do not
+    /// repeat within a loop).
+    mutating func next() -> String {
+        let digits = String(generator.next(), radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    static func isUsable(_ id: String) -> Bool {
+        (1...maxLength).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"),
+                    UInt8(ascii: "-"):
+                    true
+                default: false
+                }
+            }
+    }
+}
