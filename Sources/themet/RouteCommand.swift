@@ -25,22 +25,53 @@ public enum RouteCommands {
     }
 
     /// Answers `target` with `service` and writes the outcome: a 2xx body on standard output
-    /// (pretty-printed when `pretty`), or the problem on standard error. Returns the exit status:
-    /// 0, or 1 when the route answered an error.
-    public static func run(target: String, service: MetService, pretty: Bool) async -> Int32 {
-        let response = await service.response(to: .get(target))
+    /// (re-indented by `JSONPretty` when `pretty`: the members in the server's order, slashes
+    /// unescaped), or one readable line on standard error. Returns the exit status: 0; 64 when
+    /// the request itself is wrong (a 400: a bad flag value, a malformed ID); 1 when the route
+    /// answered another error (not found, the Met failing).
+    ///
+    /// A `/search` on a terminal (`progress`) is asked in steps of at most a second, with the
+    /// objects that arrived and the time so far on one line of standard error, until nothing is
+    /// pending or its `wait` is spent; what then stayed pending is said on standard error.
+    public static func run(target: String, service: MetService, pretty: Bool, progress: Bool) async -> Int32 {
+        let response: Response
+        if progress, let search = ProgressiveSearch(target) {
+            response = await search.run(service)
+        } else {
+            response = await service.response(to: .get(target))
+        }
         guard (200..<300).contains(response.status) else {
-            FileHandle.standardError.write(Data(response.body + [0x0A]))
-            return 1
+            FileHandle.standardError.write(Data("themet: \(Self.describe(response))\n".utf8))
+            return response.status == 400 ? 64 : 1
         }
-        var output = response.body
-        if pretty, let object = try? JSONSerialization.jsonObject(with: Data(response.body)),
-            let formatted = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-        {
-            output = [UInt8](formatted)
-        }
+        let output = pretty ? JSONPretty.format(response.body) ?? response.body : response.body
         FileHandle.standardOutput.write(Data(output + [0x0A]))
+        if let pending = Self.pendingCount(response.body), pending > 0 {
+            FileHandle.standardError.write(
+                Data(
+                    ("themet: \(pending) object(s) still pending: the Met has not answered for them yet (it is paced); "
+                        + "ask again to get them\n").utf8))
+        }
         return 0
+    }
+
+    /// A failed answer in one line: for a problem, the flag it names and its detail (`--limit:
+    /// limit must be …`); else the status and what the body says.
+    static func describe(_ response: Response) -> String {
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        guard let detail = object?["detail"] as? String ?? object?["message"] as? String else {
+            return "HTTP \(response.status)"
+        }
+        if let parameter = object?["parameter"] as? String {
+            return "\(parameter == "q" ? "QUERY" : "--\(parameter)"): \(detail)"
+        }
+        return detail
+    }
+
+    /// How many IDs a page's `pending` lists; nil for a body without one.
+    static func pendingCount(_ body: [UInt8]) -> Int? {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        return (object?["pending"] as? [Any])?.count
     }
 }
 
@@ -88,8 +119,13 @@ public enum OpenCommand: RouteCommand {
 
 /// Splitting a subcommand's arguments.
 enum RouteArguments {
+    /// The flags that are `true` or `false`: standing alone (`--hasImages`), they mean `true`.
+    static let booleans = SearchQuery.booleanFilters.union(["store"])
+
     /// Flags named in `known` become query items; other flags (with their values) are server
-    /// flags; the rest are positional.
+    /// flags; the rest are positional, and so is everything after `--`. A boolean flag (see
+    /// `booleans`) takes the next argument as its value only when it is `true` or `false`;
+    /// otherwise it stands alone for `true`.
     static func split(_ arguments: [String], known: Set<String>) throws(ConfigurationError) -> (
         items: [RequestTarget.QueryItem], server: [String], positional: [String]
     ) {
@@ -98,13 +134,25 @@ enum RouteArguments {
         var positional: [String] = []
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
+            if argument == "--" {
+                positional += remaining
+                break
+            }
             guard argument.hasPrefix("--") else {
                 positional.append(argument)
                 continue
             }
             let parts = argument.dropFirst(2).split(separator: "=", maxSplits: 1).map(String.init)
             let name = parts.first ?? ""
-            guard let value = parts.count > 1 ? parts[1] : remaining.popFirst() else {
+            let value: String
+            if parts.count > 1 {
+                value = parts[1]
+            } else if known.contains(name), booleans.contains(name) {
+                let next = remaining.first.map { $0.lowercased() }
+                value = next == "true" || next == "false" ? remaining.popFirst()! : "true"
+            } else if let next = remaining.popFirst() {
+                value = next
+            } else {
                 throw ConfigurationError(flag: argument, reason: "needs a value")
             }
             if known.contains(name) {

@@ -9,12 +9,14 @@ public enum SearchCommand: RouteCommand {
         usage: themet search QUERY [--limit N] [--offset N] [--sort ORDER] [--fields A,B] [--wait MS]
                                    [--FILTER VALUE]... [server flags, such as --upstream URL|DIR]
 
-        Runs one hydrated search and prints the response JSON (pretty-printed on a terminal).
-        Filters are the Met's, by name: --hasImages false, --departmentId 11, --isHighlight true,
+        Runs one hydrated search and prints the response JSON (indented on a terminal, with the
+        objects that arrived counted on standard error while the Met is slow). Filters are the
+        Met's, by name: --hasImages false, --departmentId 11, --isHighlight (alone: true),
         --medium Paintings, --dateBegin 1700 --dateEnd 1800, ... (see GET /search in openapi.yaml).
+        -- ends the flags (themet search -- --title-with-dashes).
         --wait defaults to \(SearchQuery.maxWaitMilliseconds) ms here: a terminal can wait for the paced upstream.
-        Exit status: 0 for results, 1 when the search failed (the problem is printed on standard
-        error), 64 for bad arguments.
+        Exit status: 0 for results (objects still pending are said on standard error), 1 when the
+        search failed, 64 for bad arguments (each with one line on standard error).
         """
 
     /// Splits the arguments into the `/search` request target and the server flags.

@@ -10,23 +10,42 @@ import MetUpstream
 // `themet search|timeline|open …` answers one request through the same core and prints it.
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-let routeCommand = arguments.first.flatMap(RouteCommands.named)
-let isSync = arguments.first == "sync"
-let isWarm = arguments.first == "warm"
-if arguments.first == "serve" || routeCommand != nil || isSync || isWarm { arguments.removeFirst() }
-if arguments.contains("--help") || arguments.contains("-h") {
-    print(routeCommand?.usage ?? (isSync ? SyncCommand.usage : isWarm ? WarmCommand.usage : ServerConfiguration.usage))
-    exit(0)
-}
-if arguments.contains("--version") {
-    print("themet \(MetService.version)")
-    exit(0)
-}
 
-/// Prints `message` as the one line a configuration error gets, and exits 64 (EX_USAGE).
+/// Prints `message` as the one line a usage error gets, and exits 64 (EX_USAGE).
 func exitForUsage(_ message: String) -> Never {
     FileHandle.standardError.write(Data("themet: \(message)\n".utf8))
     exit(64)
+}
+
+// Flags before `--` only: what follows it is arguments (a search for "--help" included).
+let options = arguments.prefix { $0 != "--" }
+if arguments.first == "help" {
+    guard arguments.count <= 2 else { exitForUsage("help takes one command name; see themet --help") }
+    guard let name = arguments.dropFirst().first else {
+        print(Commands.overview)
+        exit(0)
+    }
+    guard let usage = Commands.usage(of: name) else { exitForUsage("no command '\(name)'; see themet --help") }
+    print(usage)
+    exit(0)
+}
+if options.contains("--version") || options.contains("-V") {
+    print("themet \(MetService.version)")
+    exit(0)
+}
+let routeCommand = arguments.first.flatMap(RouteCommands.named)
+let isSync = arguments.first == "sync"
+let isWarm = arguments.first == "warm"
+let isServe = arguments.first == "serve"
+if options.contains("--help") || options.contains("-h") {
+    let named = isServe || routeCommand != nil || isSync || isWarm ? arguments.first.flatMap(Commands.usage) : nil
+    print(named ?? Commands.overview)
+    exit(0)
+}
+if isServe || routeCommand != nil || isSync || isWarm {
+    arguments.removeFirst()
+} else if let first = arguments.first, !first.hasPrefix("-") {
+    exitForUsage("no command '\(first)'; the commands are \(Commands.all.map(\.name).joined(separator: ", "))")
 }
 
 var commandTarget = ""
@@ -44,8 +63,9 @@ if let routeCommand {
     do {
         let parsed = try routeCommand.parse(arguments)
         commandTarget = parsed.target
-        // Quiet by default: the JSON goes to standard output, so only warnings go to standard error.
-        arguments = ["--log-level", "warning"] + parsed.server
+        // Quiet by default: the JSON goes to standard output, and a failure is said in one line of
+        // standard error (the upstream's warnings would only repeat it); --log-level shows more.
+        arguments = ["--log-level", "error"] + parsed.server
     } catch {
         exitForUsage("\(error)")
     }
@@ -106,7 +126,8 @@ if isSync {
 
 if routeCommand != nil {
     Task {
-        let status = await RouteCommands.run(target: commandTarget, service: service, pretty: isatty(1) == 1)
+        let status = await RouteCommands.run(
+            target: commandTarget, service: service, pretty: isatty(1) == 1, progress: isatty(2) == 1)
         service.store.waitForWrites()  // the process ends here: the latest results must reach objects.json
         disk?.close()  // and what it fetched, the persistent cache
         exit(status)

@@ -201,9 +201,12 @@ struct WidgetRouteTests {
         #expect(page["location"] as? String == "https://www.metmuseum.org/art/collection/search/1")
 
         let bad = try await ThemetCommand.run(["open", "abc"] + server)
-        #expect(bad.status == 1)
+        #expect(bad.status == 64)
         #expect(bad.output.isEmpty)
-        #expect(bad.errorText.contains("invalid_object_id"))
+        #expect(bad.errorText.hasPrefix("themet: 'abc' is not an object ID"))
+        let absent = try await ThemetCommand.run(["open", "999999999"] + server)
+        #expect(absent.status == 1, "\(absent.errorText)")
+        #expect(absent.errorText.hasPrefix("themet: The Met has no object 999999999"))
         #expect(try await ThemetCommand.run(["open"] + server).status == 64)
     }
 }

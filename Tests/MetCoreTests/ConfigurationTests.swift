@@ -246,13 +246,22 @@ struct ConfigurationTests {
         #expect(error?.reason.contains(option.environmentVariable) == true)
     }
 
-    @Test func aBadEnvironmentValueFailsEvenWhenAFlagAlsoGivesTheSetting() {
-        // The environment is read in full first, so a bad variable fails even when a flag would override it.
+    @Test func aFlagOverridesABadEnvironmentValue() throws {
+        #expect(try parse(["--port", "0"], environment: ["THEMET_PORT": "abc"]).port == 0)
+        #expect(try parse(["--port=1"], environment: ["THEMET_PORT": "abc"]).port == 1)
+        // Another flag does not: the variable still fails, naming itself.
         #expect(
             throws: ConfigurationError(
                 flag: "--port", reason: "expected an integer from 0 to 65535, got 'x' (from THEMET_PORT)")
         ) {
-            try parse(["--port", "1"], environment: ["THEMET_PORT": "x"])
+            try parse(["--loops", "1"], environment: ["THEMET_PORT": "x"])
+        }
+    }
+
+    @Test func doubleDashEndsTheFlagsAndNothingMayFollowIt() throws {
+        #expect(try parse(["--port", "1", "--"]).port == 1)
+        #expect(throws: ConfigurationError(flag: "x", reason: "unexpected argument; the server takes flags only")) {
+            try parse(["--", "x"])
         }
     }
 

@@ -52,3 +52,33 @@ struct SearchCommandTests {
         #expect(problem?.parameter == "limit")
     }
 }
+
+@Suite("themet's arguments: --, standalone flags")
+struct RouteArgumentTests {
+    @Test(arguments: [
+        (["cypress", "--hasImages", "--limit", "5"], ["hasImages=true", "limit=5"], ["cypress"]),
+        (["--hasImages", "false", "cypress"], ["hasImages=false"], ["cypress"]),
+        (["--hasImages", "FALSE", "cypress"], ["hasImages=FALSE"], ["cypress"]),
+        (["cypress", "--isHighlight"], ["isHighlight=true"], ["cypress"]),
+        (["--isHighlight", "cypress"], ["isHighlight=true"], ["cypress"]),
+        (["--store=false", "--limit=2", "a"], ["store=false", "limit=2"], ["a"]),
+        (["--limit", "5", "--", "--hasImages", "-x"], ["limit=5"], ["--hasImages", "-x"]),
+    ])
+    func flagsAndArguments(arguments: [String], items: [String], positional: [String]) throws {
+        let split = try RouteArguments.split(arguments, known: SearchQuery.parameters)
+        #expect(split.items.map { "\($0.name)=\($0.value)" } == items)
+        #expect(split.positional == positional)
+        #expect(split.server.isEmpty)
+    }
+
+    @Test func aFlagThatIsNotBooleanStillNeedsItsValue() {
+        #expect(throws: ConfigurationError(flag: "--limit", reason: "needs a value")) {
+            try RouteArguments.split(["a", "--limit"], known: SearchQuery.parameters)
+        }
+    }
+
+    @Test func aQueryAfterDoubleDashMayLookLikeAFlag() throws {
+        let parsed = try SearchCommand.parse(["--limit", "1", "--", "--help"])
+        #expect(parsed.target.hasPrefix("/search?q=--help&limit=1"))
+    }
+}

@@ -2,22 +2,32 @@ extension ServerConfiguration {
     /// Builds a configuration from command-line arguments over `THEMET_*` environment variables
     /// over defaults. Pure: reads nothing but its arguments.
     ///
-    /// Flags are `--flag value` or `--flag=value`. An unknown flag, a missing value or a bad value
-    /// throws a `ConfigurationError` naming the flag.
+    /// Flags are `--flag value` or `--flag=value`; `--` ends them (nothing may follow it here). An
+    /// unknown flag, a missing value or a bad value throws a `ConfigurationError` naming the
+    /// flag. A bad environment value throws too, naming its variable, unless the flag is given:
+    /// the flag wins, so it can stand in for a variable that cannot be changed.
     public static func parse(
         arguments: [String], environment: [String: String], processorCount: Int
     ) throws(ConfigurationError) -> ServerConfiguration {
         var configuration = ServerConfiguration(environment: environment, processorCount: processorCount)
+        var environmentErrors: [ConfigurationError] = []
         for option in options {
             if let value = environment[option.environmentVariable] {
                 if let reason = option.apply(&configuration, value) {
-                    throw ConfigurationError(
-                        flag: option.flag, reason: "\(reason) (from \(option.environmentVariable))")
+                    environmentErrors.append(
+                        ConfigurationError(flag: option.flag, reason: "\(reason) (from \(option.environmentVariable))"))
                 }
             }
         }
+        var given = Set<String>()
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
+            if argument == "--" {
+                if let extra = remaining.first {
+                    throw ConfigurationError(flag: extra, reason: "unexpected argument; the server takes flags only")
+                }
+                break
+            }
             guard argument.hasPrefix("--") else {
                 throw ConfigurationError(flag: argument, reason: "unexpected argument; flags start with --")
             }
@@ -39,7 +49,9 @@ extension ServerConfiguration {
             if let reason = option.apply(&configuration, value) {
                 throw ConfigurationError(flag: name, reason: reason)
             }
+            given.insert(name)
         }
+        if let error = environmentErrors.first(where: { !given.contains($0.flag) }) { throw error }
         return configuration
     }
 

@@ -33,7 +33,7 @@ public struct SearchQuery: Sendable, Hashable {
     public static let maxWaitMilliseconds = WaitParameter.maxMilliseconds
 
     /// The boolean filters, as the Met names them.
-    static let booleanFilters: Set<String> = [
+    package static let booleanFilters: Set<String> = [
         "isHighlight", "title", "tags", "isOnView", "artistOrCulture", "hasImages",
     ]
     /// The filters whose values are terms joined by `|`.
