@@ -19,15 +19,23 @@ BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server
 	help fuzz
 
 help:
-	@echo "make serve   start themet against the real Met API on http://127.0.0.1:$(PORT)"
-	@echo "make demo    start themet with the bundled Fixtures/ as its upstream (offline)"
-	@echo "make test    build and run every test (unit, integration, contract, browser)"
-	@echo "make test-tsan  the same tests under ThreadSanitizer (CI runs both)"
-	@echo "make test-python  the explorer in headless Chromium and the IIIF manifests (part of make test)"
-	@echo "make bench   themet vs nginx proxy_cache on loopback, a few minutes (BENCH_ARGS='--markdown FILE')"
+	@echo "make serve        start themet against the real Met on http://127.0.0.1:$(PORT) (says at start-up whether the Met answers)"
+	@echo "make demo         start themet with the bundled Fixtures/ as its upstream: no network needed"
+	@echo "make build        the release build only"
+	@echo "make test         build and run every test: lint, unit, integration, contract, Python (browser, linters, Met clients)"
+	@echo "make test-unit    the unit tests only (no servers started), in seconds"
+	@echo "make test-contract  the running server against openapi.yaml (schemathesis)"
+	@echo "make test-python  the Python tests: the explorer and CORS in headless Chromium, IIIF, HTTP linters, Met clients"
+	@echo "make test-tsan    the Swift tests under ThreadSanitizer (CI runs them)"
+	@echo "make bench        themet vs nginx proxy_cache on loopback, a few minutes (BENCH_ARGS='--markdown FILE')"
 	@echo "make bench-smoke  the same benchmark in seconds, no thresholds (CI runs it)"
-	@echo "make fuzz    the libFuzzer harnesses in Fuzz/, FUZZ_SECONDS (60) each (FUZZ_HARNESSES='request-head')"
-	@echo "extra flags: make serve ARGS='--log-level debug --cache-size 512MiB'"
+	@echo "make fuzz         the libFuzzer harnesses in Fuzz/, FUZZ_SECONDS (60) each (FUZZ_HARNESSES='request-head')"
+	@echo "make lint         swift format lint --strict over the sources and tests"
+	@echo "make deps         install the Debian packages the build needs"
+	@echo "make test-deps    install those and the ones the tests need (redis-server, chromium, prometheus, ...)"
+	@echo "make clean        remove .build"
+	@echo "make help         this list"
+	@echo "extra flags: make serve PORT=9090 ARGS='--log-level debug --cache-size 512MiB'"
 
 # Installs the Debian packages of the list $(1) that are missing (apt-get; sudo when not root).
 define apt_install

@@ -167,6 +167,9 @@ ShutdownSignal.onReceipt { signal in
     exit(0)
 }
 if configuration.syncInterval > 0 { SyncCommand.schedule(service, every: configuration.syncInterval, logger: logger) }
+if UpstreamProbe.applies(to: configuration.upstream), case .origin(let origin) = configuration.upstream {
+    Task { await UpstreamProbe.run(service, origin: origin, logger: logger) }
+}
 
 print("listening on \(address.url)")
 fflush(nil)  // stdout is a pipe under tests; the line must go out now

@@ -29,3 +29,16 @@ struct OpenCommandTests {
         #expect(error?.flag == flag)
     }
 }
+
+@Suite("The start-up check of the upstream")
+struct UpstreamProbeTests {
+    @Test(arguments: [
+        (UpstreamLocation.origin("https://collectionapi.metmuseum.org"), true),
+        (.origin("http://met-proxy.lan:8080"), true), (.origin("http://127.0.0.1:4000"), false),
+        (.origin("http://localhost:4000"), false), (.origin("http://[::1]:4000"), false),
+        (.directory("Fixtures"), false),
+    ])
+    func onlyAnUpstreamElsewhereIsChecked(upstream: UpstreamLocation, checked: Bool) {
+        #expect(UpstreamProbe.applies(to: upstream) == checked)
+    }
+}
