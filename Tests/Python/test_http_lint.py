@@ -13,6 +13,7 @@ server's `Date` is when it fetched from the Met, and `Age` counts from it).
 
 Any note at WARN or BAD fails, except those in ALLOWED, each of which says why it is no fault."""
 
+import concurrent.futures
 import email.utils
 import json
 import re
@@ -331,9 +332,12 @@ class HttpLintTests(unittest.TestCase):
         status, no note at WARN or BAD but those in ALLOWED, and for each answer with an ETag
         and a 200 a 304 on If-None-Match (INM_304); for the large ones, gzip (CONNEG_GZIP_GOOD)."""
         problems = []
+        # Four REDbots at a time: each is a process of its own, mostly waiting.
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            hars = dict(zip(STATUSES, pool.map(lambda path: redbot(self.servers.url + path), STATUSES)))
         for path, status in STATUSES.items():
             with self.subTest(path=path):
-                har = redbot(self.servers.url + path)
+                har = hars[path]
                 entries = har["log"]["entries"]
                 self.assertEqual(len(entries), 1, f"REDbot could not fetch {path}: {json.dumps(har)[:500]}")
                 [entry] = entries
