@@ -137,8 +137,12 @@ class CorsBrowserTests(unittest.TestCase):
     def logged_since_setup(self, count, message):
         """themet's access log since the test began, once it has `count` lines (5 s at most:
         the log is written as the answers go)."""
-        return wait_until(lambda: len(self.access_log()) - self.log_start >= count and self.access_log()[self.log_start:],
-                          timeout=5, message=f"{message}: {self.access_log()[self.log_start:]}")
+        def since():
+            return self.access_log()[self.log_start:]
+        try:
+            return wait_until(lambda: len(since()) >= count and since(), timeout=5)
+        except AssertionError:
+            raise AssertionError(f"{message}: {since()}") from None
 
     def assertReadable(self, answer):
         """A listed origin's answer: a 200 whose body and exposed fields the page can read."""
@@ -171,7 +175,8 @@ class CorsBrowserTests(unittest.TestCase):
                 self.assertReadable(result["search"])
                 self.assertEqual(result["search"]["body"]["total"], 2)
                 self.assertEqual(result["search"]["body"]["ids"], [436535])
-                self.assertEqual(result["search"]["headers"]["Link"], '</search?q=cypress&offset=1&limit=1>; rel="next"')
+                self.assertEqual(result["search"]["headers"]["Link"],
+                                 '</search?q=cypress&offset=1&limit=1>; rel="next"')
         # Each origin's search came after a preflight of its own, which themet answered.
         logged = self.logged_since_setup(6, "not every request reached themet")
         self.assertEqual(sorted(logged), sorted(2 * [("GET", "/objects/436535", "200"),

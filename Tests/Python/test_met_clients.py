@@ -24,7 +24,8 @@ from pathlib import Path
 
 from servers import ROOT, Servers, fetch
 
-CLIENTS_PYTHON = Path(os.environ.get("THEMET_CLIENTS_PYTHON") or ROOT / ".build" / "python-clients-venv" / "bin" / "python")
+CLIENTS_PYTHON = Path(os.environ.get("THEMET_CLIENTS_PYTHON")
+                      or ROOT / ".build" / "python-clients-venv" / "bin" / "python")
 HELPER = Path(__file__).with_name("met_clients.py")
 UNPACED = ["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "64"]
 MIRROR = "/public/collection/v1"
