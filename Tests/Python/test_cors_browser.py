@@ -8,12 +8,13 @@ The listed origins are `http://127.0.0.1:A` and `http://localhost:B` (different 
 different origins and sites), and `http://127.0.0.1:D`, of A's site, for the browser's shared
 HTTP cache; `http://127.0.0.1:C` is not on the list, and the browser must refuse it both answers
 (fetch rejects with a TypeError). From the listed ones the page must read the body and the
-fields themet exposes (ETag, Age, Cache-Status, Link; X-Request-Id when the server sends it),
-and nothing else beyond the CORS-safelisted ones."""
+fields themet exposes (ETag, Age, Cache-Status, Link, X-Request-Id), and nothing else beyond the
+CORS-safelisted ones. themet's access log (JSON lines) says which requests reached it, the
+preflights included, which the page cannot see."""
 
+import datetime
 import http.server
 import json
-import re
 import threading
 import time
 import unittest
@@ -99,7 +100,8 @@ class CorsBrowserTests(unittest.TestCase):
                 PageServer("127.0.0.1"), PageServer("localhost"), PageServer("127.0.0.1"), PageServer("127.0.0.1"))
             cls.pages = [cls.first, cls.second, cls.neighbour, cls.stranger]
             listed = ",".join(page.origin for page in (cls.first, cls.second, cls.neighbour))
-            cls.servers = Servers(themet=UNPACED + ["--cors-origin", listed, "--log-level", "info"])
+            cls.servers = Servers(themet=UNPACED + ["--cors-origin", listed, "--log-level", "info",
+                                                    "--log-format", "json"])
         except Exception:
             cls.tearDownClass()
             raise
@@ -114,7 +116,8 @@ class CorsBrowserTests(unittest.TestCase):
     def setUp(self):
         self.driver = browser()
         self.addCleanup(self.driver.quit)
-        self.log_start = len(self.access_log())
+        # The access log's times are when each request was read, in UTC to the millisecond.
+        self.started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
     def probe(self, page):
         """Opens the probe page from `page`'s origin and waits (20 s at most) for what its
@@ -131,14 +134,24 @@ class CorsBrowserTests(unittest.TestCase):
         return result, errors
 
     def access_log(self):
-        """(method, target, status) of every request themet has logged."""
-        return re.findall(r"access (\S+) (\S+) (\d{3})", self.servers.themet.standard_error())
+        """The access lines themet has logged for requests read since the test began, in the
+        order they were read (the loops hand their lines over in batches, so the file's order
+        is not the requests')."""
+        entries = []
+        for line in self.servers.themet.standard_error().splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the last line, still being written
+            if entry.get("type") == "access" and entry["time"] >= self.started:
+                entries.append(entry)
+        return sorted(entries, key=lambda entry: entry["time"])
 
     def logged_since_setup(self, count, message):
-        """themet's access log since the test began, once it has `count` lines (5 s at most:
-        the log is written as the answers go)."""
+        """(method, target, status) of the requests themet logged since the test began, once
+        there are `count` (5 s at most: lines are handed over within 200 ms)."""
         def since():
-            return self.access_log()[self.log_start:]
+            return [(entry["method"], entry["target"], str(entry["status"])) for entry in self.access_log()]
         try:
             return wait_until(lambda: len(since()) >= count and since(), timeout=5)
         except AssertionError:
@@ -157,18 +170,18 @@ class CorsBrowserTests(unittest.TestCase):
         # themselves too): what it reads, it reads through CORS.
         for name in ("Date", "Vary", "Access-Control-Allow-Origin", "Access-Control-Expose-Headers"):
             self.assertIsNone(headers[name], name)
-        # X-Request-Id is in Access-Control-Expose-Headers; the page reads it whenever it is sent.
-        if headers["X-Request-Id"] is not None:
-            self.assertTrue(headers["X-Request-Id"].strip())
+        self.assertRegex(headers["X-Request-Id"] or "", r"^[0-9a-f]{16}$")
         exposed = {"etag", "age", "cache-status", "retry-after", "link", "x-request-id"}
         self.assertLessEqual(set(answer["names"]), SAFELISTED | exposed, answer["names"])
 
     def test_both_listed_origins_read_the_answers_and_the_exposed_fields(self):
         """From `http://127.0.0.1:A` and `http://localhost:B`: the object and, after a
         preflight, the search page, with ETag, Age, Cache-Status and the next page's Link."""
+        read_answers = []
         for page in (self.first, self.second):
             with self.subTest(origin=page.origin):
                 result, errors = self.probe(page)
+                read_answers += [result["object"], result["search"]]
                 self.assertEqual(errors, [], "the browser's console has errors")
                 self.assertReadable(result["object"])
                 self.assertEqual(result["object"]["body"]["title"], "Wheat Field with Cypresses")
@@ -182,6 +195,10 @@ class CorsBrowserTests(unittest.TestCase):
         self.assertEqual(sorted(logged), sorted(2 * [("GET", "/objects/436535", "200"),
                                                      ("OPTIONS", "/search?q=cypress&limit=1", "204"),
                                                      ("GET", "/search?q=cypress&limit=1", "200")]))
+        # The request IDs the pages read are those themet logged for their GETs.
+        read = {result["headers"]["X-Request-Id"] for result in read_answers}
+        logged_ids = {entry["requestId"] for entry in self.access_log() if entry["method"] == "GET"}
+        self.assertEqual(read, logged_ids)
         # What made the browser accept them: each origin's own name echoed, varying by Origin.
         for page in (self.first, self.second):
             _, headers, _ = fetch(self.servers.url + "/objects/436535", {"Origin": page.origin})
@@ -202,10 +219,10 @@ class CorsBrowserTests(unittest.TestCase):
         self.assertEqual(len(blocked), 2, errors)
         for error in blocked:
             self.assertIn(f"from origin '{self.stranger.origin}'", error)
-        logged = self.logged_since_setup(2, "themet did not answer the stranger's requests")
-        time.sleep(0.2)  # a search sent after the refused preflight would be logged by now
-        self.assertEqual(sorted(self.access_log()[self.log_start:]),
-                         [("GET", "/objects/436535", "200"), ("OPTIONS", "/search?q=cypress&limit=1", "204")], logged)
+        self.logged_since_setup(2, "themet did not answer the stranger's requests")
+        time.sleep(0.5)  # a search sent after the refused preflight would be logged by now
+        self.assertEqual(sorted(self.logged_since_setup(2, "")),
+                         [("GET", "/objects/436535", "200"), ("OPTIONS", "/search?q=cypress&limit=1", "204")])
         _, headers, _ = fetch(self.servers.url + "/objects/436535", {"Origin": self.stranger.origin})
         self.assertIsNone(headers["Access-Control-Allow-Origin"])
 
