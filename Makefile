@@ -9,8 +9,12 @@ TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
-# The Python tests' venv (Selenium, jsonschema, iiif-prezi3: Tests/Python/requirements.txt).
+# The Python tests' venv (Selenium, jsonschema, iiif-prezi3, httplint, REDbot:
+# Tests/Python/requirements.txt), and one for the third-party Met clients test_met_clients runs
+# (Tests/Python/requirements-clients.txt), apart because met-api needs pydantic<2 and
+# iiif-prezi3 pydantic>=2.
 PYTHON_VENV   = .build/python-venv
+PYTHON_CLIENTS_VENV = .build/python-clients-venv
 BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
 BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server
@@ -77,17 +81,27 @@ test: test-deps lint
 	Tests/with-redis $(MAKE) test-contract
 	$(MAKE) test-python
 
-## The explorer in a headless Chromium (Selenium) and the IIIF manifests against their JSON schema,
-## each against the built servers; Python packages from PyPI in a venv under .build.
-test-python: test-deps $(PYTHON_VENV)/installed
+## The explorer and CORS in a headless Chromium (Selenium), the IIIF manifests against their JSON
+## schema, httplint and REDbot over the answers, and third-party Met clients against the mirror,
+## each against the built servers; Python packages from PyPI in two venvs under .build.
+test-python: test-deps $(PYTHON_VENV)/installed $(PYTHON_CLIENTS_VENV)/installed
 	$(SWIFT) build
+	THEMET_CLIENTS_PYTHON=$(PYTHON_CLIENTS_VENV)/bin/python \
 	Tests/Python/run "$$($(SWIFT) build --show-bin-path)" $(PYTHON_VENV)/bin/python
 
+# $(1): the venv's directory, $(2): its requirements file.
+define python_venv
+	python3 -m venv $(1) || { \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(1); }
+	$(1)/bin/pip install --quiet --disable-pip-version-check -r $(2)
+	touch $(1)/installed
+endef
+
 $(PYTHON_VENV)/installed: Tests/Python/requirements.txt
-	python3 -m venv $(PYTHON_VENV) || { \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(PYTHON_VENV); }
-	$(PYTHON_VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/Python/requirements.txt
-	touch $@
+	$(call python_venv,$(PYTHON_VENV),$<)
+
+$(PYTHON_CLIENTS_VENV)/installed: Tests/Python/requirements-clients.txt
+	$(call python_venv,$(PYTHON_CLIENTS_VENV),$<)
 
 ## The running server against openapi.yaml, with schemathesis (from PyPI, in a venv under .build).
 test-contract: deps $(CONTRACT_VENV)/bin/schemathesis

@@ -161,9 +161,9 @@ class ImageHost:
         self.server.server_close()
 
 
-def browser(image_host, width=1280, height=1000):
+def browser(image_host=None, width=1280, height=1000):
     """A headless Chromium (Debian's, with its chromedriver) whose console log is kept, with the
-    Met's image host mapped to `image_host`."""
+    Met's image host mapped to `image_host` (when given)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -174,10 +174,12 @@ def browser(image_host, width=1280, height=1000):
         "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
         f"--window-size={width},{height}", f"--user-data-dir={profile}", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--host-resolver-rules=MAP images.metmuseum.org 127.0.0.1:{image_host.port}, EXCLUDE 127.0.0.1",
-        "--ignore-certificate-errors",
     ):
         options.add_argument(argument)
+    if image_host:
+        options.add_argument(
+            f"--host-resolver-rules=MAP images.metmuseum.org 127.0.0.1:{image_host.port}, EXCLUDE 127.0.0.1")
+        options.add_argument("--ignore-certificate-errors")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
     return webdriver.Chrome(service=service, options=options)
