@@ -2,8 +2,8 @@
 /// allows an empty one, but people reading a raw response (`curl -i`, a packet capture) and older
 /// tools expect the usual words.
 public enum ReasonPhrase {
-    /// The phrase for `status`: RFC 9110 §15's for each code it defines, plus 429 and 431 (RFC
-    /// 6585) and nginx's 499; `Status NNN` for any other.
+    /// The phrase for `status`: RFC 9110 §15's for each code it defines (306, unused, has none),
+    /// plus 429 and 431 (RFC 6585) and nginx's 499; `Status NNN` for any other.
     public static func `for`(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
@@ -20,14 +20,17 @@ public enum ReasonPhrase {
         case 302: "Found"
         case 303: "See Other"
         case 304: "Not Modified"
+        case 305: "Use Proxy"
         case 307: "Temporary Redirect"
         case 308: "Permanent Redirect"
         case 400: "Bad Request"
         case 401: "Unauthorized"
+        case 402: "Payment Required"
         case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 406: "Not Acceptable"
+        case 407: "Proxy Authentication Required"
         case 408: "Request Timeout"
         case 409: "Conflict"
         case 410: "Gone"

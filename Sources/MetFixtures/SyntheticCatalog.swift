@@ -216,7 +216,7 @@ struct SyntheticCatalog: Sendable {
             if checkTitle {
                 scratch.removeAll(keepingCapacity: true)
                 scratch.append(contentsOf: Self.foldedTitlePrefix)
-                Self.appendDecimal(id, to: &scratch)
+                scratch.appendDecimal(id)
                 if search.queryOccurs(in: scratch) { hits.queryRoles.formUnion(FixtureRecord.titleRoles) }
             }
             if checkAccession {
@@ -364,20 +364,9 @@ struct SyntheticCatalog: Sendable {
 
     /// Appends `<accession year>.<id>`, the accession number.
     private static func appendAccessionNumber(_ picks: Picks, to bytes: inout [UInt8]) {
-        appendDecimal(picks.accessionYear, to: &bytes)
+        bytes.appendDecimal(picks.accessionYear)
         bytes.append(UInt8(ascii: "."))
-        appendDecimal(picks.id, to: &bytes)
-    }
-
-    /// Appends the decimal digits of `value` (not negative) without building a String.
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        var rest = value
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        bytes[start...].reverse()
+        bytes.appendDecimal(picks.id)
     }
 
     // MARK: Tables

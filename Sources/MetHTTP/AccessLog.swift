@@ -3,8 +3,10 @@ import MetCore
 import Synchronization
 
 /// Where the access log is written (`--access-log`), shared by every loop. Each loop buffers its
-/// lines (see `HTTPLoop`) and hands them over in batches: one `write(2)` a batch, under a lock,
-/// so batches of two loops never interleave and a request's answer never waits on the disk.
+/// lines (see `HTTPLoop`) and hands them over in batches, written under a lock (standard error's
+/// own, shared with the log lines: `Logger.writeToStandardError`), so batches of two loops and
+/// log lines never interleave. A batch is written on the loop that fills it, so a log that
+/// cannot keep up (a stalled pipe, a full disk) slows the loops: it is the price of losing no line.
 public final class AccessLog: Sendable {
     /// How lines are written.
     public let format: LogFormat
@@ -39,9 +41,13 @@ public final class AccessLog: Sendable {
         if ownsDescriptor { Glibc.close(descriptor) }
     }
 
-    /// Writes whole lines. Any thread; blocks only while another loop writes its batch.
+    /// Writes whole lines. Any thread; blocks while another writer holds the lock.
     func write(_ lines: [UInt8]) {
-        writing.withLock { _ in Logger.writeAll(lines, to: descriptor) }
+        if descriptor == 2 && !ownsDescriptor {
+            Logger.writeToStandardError(lines)
+        } else {
+            writing.withLock { _ in Logger.writeAll(lines, to: descriptor) }
+        }
     }
 }
 

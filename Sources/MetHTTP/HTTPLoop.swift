@@ -305,7 +305,7 @@ final class HTTPLoop: @unchecked Sendable {
     func handle(_ head: RequestHead, body: [UInt8], on connection: HTTPConnection) {
         let started = Started(
             uptime: DispatchTime.now().uptimeNanoseconds, time: cachedNow,
-            requestID: requestIDs.id(given: head.field(named: "X-Request-Id")))
+            requestID: requestIDs.id(given: connection.fromLoopback ? head.field(named: "X-Request-Id") : nil))
         outstanding.add(1, ordering: .relaxed)
         let suspension: Suspension
         var request = head.request(body: body, fromLoopback: connection.fromLoopback)
@@ -388,7 +388,7 @@ final class HTTPLoop: @unchecked Sendable {
 
     /// The core's fields added to an answer the HTTP layer made itself (see `Responder.unread`).
     func unread(_ response: Response, requestID: String) -> Response {
-        responder.unread(response, requestID: requestID)
+        responder.unread(response, requestID: requestID, origin: nil)
     }
 
     /// Logs the answer to a request that could not be read (method and target unknown).
@@ -425,19 +425,24 @@ final class HTTPLoop: @unchecked Sendable {
     /// Adds one access line to the loop's buffer: written when the buffer fills, within
     /// `accessFlushMicroseconds` otherwise, and when the loop closes.
     private func record(_ record: AccessRecord) {
-        accessBuffer.append(contentsOf: accessLine.bytes(for: record))
+        accessLine.append(record, to: &accessBuffer)
         if accessBuffer.count >= Self.accessBufferBytes {
             flushAccessLog()
         } else if !accessFlushScheduled {
             accessFlushScheduled = true
             var delay = timeval(tv_sec: 0, tv_usec: Self.accessFlushMicroseconds)
-            event_base_once(
+            let scheduled = event_base_once(
                 base, -1, Int16(EV_TIMEOUT),
                 { _, _, context in
                     let loop = Unmanaged<HTTPLoop>.fromOpaque(context!).takeUnretainedValue()
                     loop.accessFlushScheduled = false
                     loop.flushAccessLog()
                 }, Unmanaged.passUnretained(self).toOpaque(), &delay)
+            if scheduled != 0 {
+                // No timer (out of memory): write now rather than hold the lines indefinitely.
+                accessFlushScheduled = false
+                flushAccessLog()
+            }
         }
     }
 
@@ -468,13 +473,19 @@ final class HTTPLoop: @unchecked Sendable {
         pending = [:]
         for exchange in abandoned.values {
             exchange.task?.cancel()
+            let problem = Problem(.shuttingDown, "The server is shutting down; retry shortly.")
+            let response = responder.unread(
+                problem.response, requestID: exchange.started.requestID, origin: exchange.head.field(named: "Origin"))
             if exchange.clientGone {
+                var gone = response
+                gone.status = 499
+                log(exchange.head, gone, bytes: 0, started: exchange.started, suspended: true, on: exchange.connection)
+                responder.finished(gone, seconds: Self.seconds(since: exchange.started.uptime))
                 responseFinished()
                 continue
             }
-            let problem = Problem(.shuttingDown, "The server is shutting down; retry shortly.")
-            exchange.connection.send(
-                problem.response, for: exchange.head, closing: true, requestID: exchange.started.requestID)
+            // `draining` is set: the answer closes its connection.
+            reply(response, to: exchange.head, on: exchange.connection, started: exchange.started, suspended: true)
         }
     }
 

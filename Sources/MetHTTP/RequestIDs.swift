@@ -1,8 +1,9 @@
 import MetCore
 
-/// Request IDs (`X-Request-Id`): the client's own when it sends a usable one (a proxy in front
-/// that made it, or a client tracing its calls), else a new one of 16 hex digits. One per event
-/// loop, seeded at random; loop thread only.
+/// Request IDs (`X-Request-Id`): the client's own when it sends a usable one from this machine
+/// (a proxy in front that made it; the loop passes nil for other clients, whose IDs could be
+/// forged to confuse the log), else a new one of 16 hex digits. One per event loop, seeded at
+/// random; loop thread only.
 struct RequestIDs {
     private var generator: SplitMix64
 
@@ -20,12 +21,19 @@ struct RequestIDs {
         return next()
     }
 
-    /// The next of the sequence (SplitMix64: a counter through a bijective mix, so IDs do not
-    /// repeat within a loop).
+    /// The next of the sequence (SplitMix64: a counter through a bijective mix, so the IDs a loop
+    /// makes do not repeat).
     mutating func next() -> String {
-        let digits = String(generator.next(), radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        var value = generator.next()
+        var digits = [UInt8](repeating: 0, count: 16)
+        for index in (0..<16).reversed() {
+            digits[index] = Self.hexDigits[Int(value & 0xF)]
+            value >>= 4
+        }
+        return String(decoding: digits, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     static func isUsable(_ id: String) -> Bool {
         (1...maxLength).contains(id.utf8.count)

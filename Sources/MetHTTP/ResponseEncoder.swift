@@ -28,7 +28,7 @@ enum ResponseEncoder {
         var head: [UInt8] = []
         head.reserveCapacity(512)
         head.append(contentsOf: "HTTP/1.1 ".utf8)
-        appendDecimal(response.status, to: &head)
+        head.appendDecimal(response.status)
         head.append(UInt8(ascii: " "))
         append(ReasonPhrase.for(response.status), to: &head)
         head.append(contentsOf: crlf)
@@ -52,7 +52,7 @@ enum ResponseEncoder {
                 body.append(contentsOf: "0\r\n\r\n".utf8)
             } else {
                 head.append(contentsOf: "Content-Length: ".utf8)
-                appendDecimal(response.body.count, to: &head)
+                head.appendDecimal(response.body.count)
                 head.append(contentsOf: crlf)
                 if !isHead { body = response.body }
             }
@@ -108,13 +108,4 @@ enum ResponseEncoder {
         string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
     }
 
-    /// Appends the decimal digits of a non-negative `value`.
-    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        guard value >= 10 else {
-            bytes.append(UInt8(ascii: "0") + UInt8(max(0, value)))
-            return
-        }
-        appendDecimal(value / 10, to: &bytes)
-        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
-    }
 }

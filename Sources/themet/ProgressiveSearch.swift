@@ -12,11 +12,14 @@ struct ProgressiveSearch {
     /// The user's `wait`, in milliseconds.
     private let wait: Int
 
-    /// The search `target` asks for, or nil when it is no `/search` target.
+    /// The search `target` asks for, or nil when it is no valid `/search` target (which is then
+    /// asked as it is, and answered with its 400).
     init?(_ target: String) {
-        guard let parsed = try? RequestTarget(parsing: target), parsed.path == "/search" else { return nil }
+        guard let parsed = try? RequestTarget(parsing: target), parsed.path == "/search",
+            let query = try? SearchQuery(parsed)
+        else { return nil }
         self.target = parsed
-        wait = parsed.value(of: "wait").flatMap { Int($0) } ?? SearchQuery.maxWaitMilliseconds
+        wait = Int((query.wait * 1_000).rounded())
     }
 
     /// Runs the steps until nothing is pending or the wait is spent, then the request as asked
@@ -26,10 +29,16 @@ struct ProgressiveSearch {
         let started = Date()
         var shown = false
         var spent = true
-        while wait - Int(Date().timeIntervalSince(started) * 1_000) > 0 {
+        while true {
             let left = wait - Int(Date().timeIntervalSince(started) * 1_000)
+            guard left > 0 else { break }
             let response = await service.response(to: .get(stepTarget(wait: min(left, Self.step))))
-            guard response.status == 200, let counts = Self.counts(response.body), counts.pending > 0 else {
+            // A failure is the answer: asking again as the user did would only wait for it again.
+            guard response.status == 200 else {
+                if shown { Self.show("\r\u{1B}[2K") }
+                return response
+            }
+            guard let counts = Self.counts(response.body), counts.pending > 0 else {
                 spent = false
                 break
             }

@@ -22,6 +22,11 @@ enum UpstreamProbe {
         switch (response.status, response.cacheOutcome) {
         case (200, .miss), (200, .collapsed):
             logger.info("upstream: \(origin) answers (the department list in \(milliseconds) ms)")
+        case (200, .stale):
+            logger.warning(
+                "upstream: \(origin) does not answer (the department list was served stale). Requests that need "
+                    + "the Met fail until it does, unless the cache can stand in. Offline? `make demo` (themet serve "
+                    + "--upstream Fixtures) serves the bundled fixtures.")
         case (200, _):
             logger.info("upstream: \(origin) not asked at start-up: the cache holds the department list")
         default:

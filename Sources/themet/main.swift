@@ -64,8 +64,10 @@ if let routeCommand {
         let parsed = try routeCommand.parse(arguments)
         commandTarget = parsed.target
         // Quiet by default: the JSON goes to standard output, and a failure is said in one line of
-        // standard error (the upstream's warnings would only repeat it); --log-level shows more.
-        arguments = ["--log-level", "error"] + parsed.server
+        // standard error (the upstream's warnings would only repeat it); --log-level or
+        // THEMET_LOG_LEVEL shows more.
+        let levelGiven = ProcessInfo.processInfo.environment["THEMET_LOG_LEVEL"] != nil
+        arguments = (levelGiven ? [] : ["--log-level", "error"]) + parsed.server
     } catch {
         exitForUsage("\(error)")
     }

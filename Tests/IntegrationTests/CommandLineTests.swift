@@ -127,6 +127,12 @@ struct CommandLineTests {
         #expect(screen.contains(#""primaryImage": "https://images.metmuseum.org/"#))
         #expect(!screen.contains(#"\/"#))
         #expect(screen.contains(#"  "missing": [],"#))
+        // A wait the route refuses is refused on a terminal too, at once, as piped.
+        let refused = try await Self.onTerminal([
+            "search", "cypress", "--wait", "50000", "--upstream", fake.baseURL, "--data-dir", directory,
+        ])
+        #expect(refused.status == 64, "\(refused.screen)")
+        #expect(refused.screen.hasPrefix("themet: --wait: "))
         // Piped, the bytes are the server's, one line.
         let piped = try await ThemetCommand.run([
             "search", "cypress", "--limit", "1", "--fields", "title", "--upstream", fake.baseURL, "--data-dir",

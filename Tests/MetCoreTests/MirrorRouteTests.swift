@@ -114,7 +114,7 @@ struct MirrorRouteTests {
         }
         #expect(
             resource.query.map { "\($0.name)=\($0.value)" } == [
-                "isHighlight=true", "medium=Paintings|Ceramics", "q=cat",
+                "isHighlight=true", "medium=Ceramics|Paintings", "q=cat",
             ])
     }
 

@@ -364,5 +364,8 @@ struct RoutingTests {
         let response = try #require(harness.getImmediately("/openapi.yaml"))
         #expect(response.headers["Cache-Control"] == "max-age=3600")
         #expect(response.headers["Age"] == "0")
+        // Dated when sent, not when the process started: made, not fetched.
+        #expect(response.date == nil)
+        #expect(harness.getImmediately("/")?.date == nil)
     }
 }

@@ -91,8 +91,14 @@ struct UpstreamFailureTests {
         let cacheStatus = try #require(stale.headers["Cache-Status"])
         #expect(cacheStatus.contains("fwd=stale"))
         #expect(cacheStatus == "TheMet; fwd=stale; ttl=-50; detail=upstream-failed")
-        #expect(stale.headers["Cache-Control"] == "max-age=0, stale-if-error=950")
+        #expect(stale.headers["Cache-Control"] == "max-age=100, stale-if-error=1000")
         #expect(stale.headers["Age"] == "150")
+        // Past the stale-if-error window the extension is left out.
+        harness.time.advance(by: 1_000)
+        #expect(
+            Presenter.cacheControl(
+                try #require(harness.service.cache.entry(for: Sample.objectKey(1))), at: harness.time.now())
+                == "max-age=100")
         #expect(stale.cacheOutcome == .stale)
         #expect(harness.upstream.calls.count == 2)
         #expect(harness.service.cache.statistics.staleServed == 1)

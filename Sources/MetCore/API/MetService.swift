@@ -195,8 +195,8 @@ public final class MetService: Responder {
     /// When the last successful sync started (seconds since 1970), or nil. Reads `sync.json`.
     public var lastSync: Double? { synchronizer.lastSync }
 
-    public func unread(_ response: Response, requestID: String) -> Response {
-        Problem.identified(cors.finish(response, origin: nil), requestID: requestID)
+    public func unread(_ response: Response, requestID: String, origin: String?) -> Response {
+        Problem.identified(cors.finish(response, origin: origin), requestID: requestID)
     }
 
     public func finished(_ response: Response, seconds: Double) {

@@ -10,8 +10,9 @@ extension Presenter {
     ///     the entries); its hash is the identity ETag, and the render is kept under it.
     ///   - complete: false while something the body lists is still pending: it changes as that
     ///     arrives, so it is made for this request alone and sent `no-store`.
-    ///   - bounds: the entries whose freshness bounds the response's: `max-age` is the least
-    ///     freshness left among them, `Age` that of the oldest.
+    ///   - bounds: the entries whose freshness bounds the response's: `Age` is that of the
+    ///     oldest, and `max-age` runs from its fetch to the earliest end of freshness among them
+    ///     (so `max-age` − `Age` is the least freshness left).
     ///   - outcome: the least cached outcome among the entries (see `combine`).
     ///   - renders: where complete bodies are kept.
     ///   - link: the `Link` field to send with the body (a page's `rel="next"`), a function of `key`.
@@ -27,7 +28,8 @@ extension Presenter {
         if !complete || !presentation.acceptsGzip, let ifNoneMatch = presentation.ifNoneMatch,
             ETag.ifNoneMatch(ifNoneMatch, matches: identityETag)
         {
-            let headers = freshness.headers(etag: identityETag, outcome, complete: complete)
+            var headers = freshness.headers(etag: identityETag, outcome, complete: complete)
+            if let link { headers.append("Link", link) }
             return (freshness.dated(Response(status: 304, headers: headers, cacheOutcome: outcome)), nil)
         }
         guard complete else {
@@ -85,16 +87,21 @@ extension Presenter {
 /// How long a composite body stays fresh and how old it is: those of the entries that bound it,
 /// in whole seconds; its `Date` is when the oldest of them was fetched.
 private struct RenderFreshness {
+    /// The least freshness left (for `Cache-Status` and the shared responses' second).
     var ttl: Int
     var age: Int
+    /// From the oldest fetch to the earliest end of freshness: `max-age`.
+    var lifetime: Int
     /// The oldest entry's fetch (`CacheEntry.fetchedSecond`); nil when no entry bounds the body.
     var date: Int?
 
     init(_ entries: [CacheEntry], at now: Double) {
         let freshUntil = entries.map(\.freshUntil).min() ?? now
+        let second = Int(now.rounded(.down))
         date = entries.map(\.fetchedSecond).min()
         ttl = Int((freshUntil - now).rounded(.down))
-        age = max(0, Int(now.rounded(.down)) - (date ?? Int(now.rounded(.down))))
+        age = max(0, second - (date ?? second))
+        lifetime = max(0, Int(freshUntil.rounded(.down)) - (date ?? second))
     }
 
     /// `response` carrying `date`.
@@ -106,7 +113,7 @@ private struct RenderFreshness {
 
     func headers(etag: String, _ outcome: CacheOutcome, complete: Bool) -> HTTPFields {
         var headers = HTTPFields(capacity: 10)
-        headers.append("Cache-Control", complete ? "max-age=\(max(0, ttl))" : "no-store")
+        headers.append("Cache-Control", complete ? "max-age=\(lifetime)" : "no-store")
         headers.append("Age", String(age))
         headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: max(0, ttl)))
         headers.append("ETag", etag)

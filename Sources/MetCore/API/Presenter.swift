@@ -69,7 +69,7 @@ final class Presenter: Sendable {
             // Weak: the problem sent carries its request's ID (`Problem.identified`).
             response.headers.append("ETag", "W/" + ETag.strong(for: response.body))
             response.cacheOutcome = outcome
-            response.date = entry.fetchedSecond
+            response.date = entry.fetchedDate
             return response
         }
 
@@ -93,30 +93,31 @@ final class Presenter: Sendable {
         if entry.status == 200, let ifNoneMatch = presentation.ifNoneMatch, ETag.ifNoneMatch(ifNoneMatch, matches: etag)
         {
             var notModified = Response(status: 304, headers: headers, cacheOutcome: outcome)
-            notModified.date = entry.fetchedSecond
+            notModified.date = entry.fetchedDate
             return notModified
         }
         headers.append("Content-Type", contentType)
         if gzipped { headers.append("Content-Encoding", "gzip") }
         var response = Response(status: entry.status, headers: headers, body: body, cacheOutcome: outcome)
-        response.date = entry.fetchedSecond
+        response.date = entry.fetchedDate
         return response
     }
 
-    /// `max-age=N` (the freshness left; `public` would add nothing, as no request carries
-    /// credentials), then what RFC 5861 lets a cache downstream do
-    /// once that has run out, for as long as this server would: serve the answer while it
-    /// revalidates (`stale-while-revalidate`) and when the origin fails (`stale-if-error`), each
-    /// counted from the end of `max-age` and left out once run out. The server's own documents
-    /// never go stale while it runs, so they carry `max-age` alone.
+    /// `max-age=N`, N the entry's whole lifetime from its fetch (with `Age`, the time since that
+    /// fetch, a cache downstream reads the freshness left as N − Age, RFC 9111 §4.2), then what
+    /// RFC 5861 lets such a cache do once that has run out, for as long as this server would:
+    /// serve the answer while it revalidates (`stale-while-revalidate`) and when the origin
+    /// fails (`stale-if-error`), each the length of this server's window past freshness, and
+    /// left out once that window has run out. No `public`: no request carries credentials, so it
+    /// would add nothing. The server's own documents never go stale while it runs, so they carry
+    /// `max-age` alone.
     static func cacheControl(_ entry: CacheEntry, at now: Double) -> String {
-        let staleFrom = max(now, entry.freshUntil)
-        var value = "max-age=\(max(0, Int((entry.freshUntil - now).rounded(.down))))"
+        var value = "max-age=\(entry.lifetime)"
         guard entry.kind != .document else { return value }
-        let revalidate = Int((entry.revalidateUntil - staleFrom).rounded(.down))
-        if revalidate > 0 { value += ", stale-while-revalidate=\(revalidate)" }
-        let ifError = Int((entry.staleUntil - staleFrom).rounded(.down))
-        if ifError > 0 { value += ", stale-if-error=\(ifError)" }
+        let revalidate = Int((entry.revalidateUntil - entry.freshUntil).rounded(.down))
+        if revalidate > 0, now < entry.revalidateUntil { value += ", stale-while-revalidate=\(revalidate)" }
+        let ifError = Int((entry.staleUntil - entry.freshUntil).rounded(.down))
+        if ifError > 0, now < entry.staleUntil { value += ", stale-if-error=\(ifError)" }
         return value
     }
 

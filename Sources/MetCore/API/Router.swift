@@ -246,21 +246,26 @@ struct Router: Sendable {
     /// them) in canonical order, through the cache; the body goes out byte for byte. Values go to
     /// the Met as sent (`isHighlight=True`, which the Met ignores, included). A repeated term
     /// filter (`medium=Paintings&medium=Ceramics`, as some clients send a list) is its terms joined
-    /// by `|`, the Met's way of asking for several; any other repeated parameter keeps its last value.
+    /// by `|` (sorted, each once, empty ones dropped), the Met's way of asking for several; any
+    /// other repeated parameter keeps its last value.
     static func mirrorSearchResource(_ api: SearchAPI, _ target: RequestTarget) -> MetResource {
         var known = SearchQuery.booleanFilters.union(SearchQuery.termFilters).union([
             "departmentId", "dateBegin", "dateEnd",
         ])
         if api == .v1_1 { known.formUnion(["offset", "limit"]) }
         var values: [String: String] = [:]
+        var terms: [String: Set<Substring>] = [:]
+        var repeated = Set<String>()
         for item in target.query where known.contains(item.name) {
-            if SearchQuery.termFilters.contains(item.name), let earlier = values[item.name] {
-                values[item.name] =
-                    earlier.split(separator: "|").contains(Substring(item.value))
-                    ? earlier : "\(earlier)|\(item.value)"
-            } else {
-                values[item.name] = item.value
+            if values[item.name] != nil { repeated.insert(item.name) }
+            values[item.name] = item.value
+            if SearchQuery.termFilters.contains(item.name) {
+                terms[item.name, default: []].formUnion(item.value.split(separator: "|"))
             }
+        }
+        // Several values of a term filter: their terms, sorted (one key for any order), once each.
+        for name in repeated where SearchQuery.termFilters.contains(name) {
+            values[name] = (terms[name] ?? []).sorted().joined(separator: "|")
         }
         let items = values.map { RequestTarget.QueryItem(name: $0.key, value: $0.value) }
         return .search(api, filters: items, q: target.value(of: "q"))

@@ -25,8 +25,13 @@ public final class CacheEntry: Sendable {
     public let details: EntryDetails
     /// When the entry was stored, seconds since 1970.
     public let storedAt: Double
-    /// `storedAt` in whole seconds: the `Date` its responses carry, from which `Age` counts.
+    /// `storedAt` in whole seconds: from which `Age` counts.
     var fetchedSecond: Int { Int(storedAt.rounded(.down)) }
+    /// The `Date` its responses carry: when it was fetched from the Met; nil for the server's own
+    /// documents, which are made, not fetched, and go out dated now (with `Age: 0`).
+    var fetchedDate: Int? { kind == .document ? nil : fetchedSecond }
+    /// Whole seconds from its fetch to the end of its freshness: its responses' `max-age`.
+    var lifetime: Int { max(0, Int(freshUntil.rounded(.down)) - fetchedSecond) }
     /// Fresh until this time (seconds since 1970); after it, a request goes to the upstream.
     public let freshUntil: Double
     /// After freshness, served only if the upstream fails, until this time.

@@ -55,7 +55,8 @@ public struct AccessRecord: Sendable {
 public struct AccessLine {
     public let format: LogFormat
     private var second = Int.min
-    private var prefix = ""
+    /// `Timestamp.secondPrefix(second)`, as bytes.
+    private var prefix: [UInt8] = []
 
     public init(format: LogFormat) {
         self.format = format
@@ -63,17 +64,35 @@ public struct AccessLine {
 
     /// The line for `record`, newline included.
     public mutating func bytes(for record: AccessRecord) -> [UInt8] {
+        var line: [UInt8] = []
+        append(record, to: &line)
+        return line
+    }
+
+    /// Appends the line for `record`, newline included, to `buffer`: written in place, digit by
+    /// digit, so a line costs no allocation of its own (the hit path makes one per request).
+    public mutating func append(_ record: AccessRecord, to buffer: inout [UInt8]) {
         let milliseconds = max(0, Int((record.time * 1_000).rounded()))
         if milliseconds / 1_000 != second {
             second = milliseconds / 1_000
-            prefix = Timestamp.secondPrefix(second)
+            prefix = Array(Timestamp.secondPrefix(second).utf8)
         }
-        let time = prefix + Timestamp.millisecondSuffix(milliseconds % 1_000)
-        var line: [UInt8]
+        func appendTime(to line: inout [UInt8]) {
+            line.append(contentsOf: prefix)
+            let fraction = milliseconds % 1_000
+            line.append(UInt8(ascii: "0") + UInt8(fraction / 100))
+            line.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
+            line.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+            line.append(UInt8(ascii: "Z"))
+        }
         if format == .json {
             var json = JSONWriter(capacity: 320)
             json.beginObject()
-            json.member("time", string: time)
+            json.key("time")
+            var time: [UInt8] = [UInt8(ascii: "\"")]
+            appendTime(to: &time)
+            time.append(UInt8(ascii: "\""))
+            json.raw(time)
             json.member("type", string: "access")
             json.member("client", string: record.client)
             json.member("requestId", string: record.requestID)
@@ -82,49 +101,64 @@ public struct AccessLine {
             json.member("status", int: record.status)
             json.member("bytes", int: record.bytes)
             json.key("durationMs")
-            json.raw(Self.milliseconds(record.duration).utf8)
+            var number: [UInt8] = []
+            Self.appendMilliseconds(record.duration, to: &number)
+            json.raw(number)
             json.member("cache", string: record.cache.rawValue)
             json.key("upstreamMs")
-            if let upstream = record.upstream { json.raw(Self.milliseconds(upstream).utf8) } else { json.null() }
+            if let upstream = record.upstream {
+                number.removeAll(keepingCapacity: true)
+                Self.appendMilliseconds(upstream, to: &number)
+                json.raw(number)
+            } else {
+                json.null()
+            }
             json.key("userAgent")
             if let agent = record.userAgent { json.string(agent) } else { json.null() }
             json.endObject()
-            line = json.bytes
+            buffer.append(contentsOf: json.bytes)
         } else {
-            line = []
-            line.reserveCapacity(200 + record.target.utf8.count)
-            line.append(contentsOf: time.utf8)
-            line.append(0x20)
-            line.append(contentsOf: record.client.utf8)
-            line.append(0x20)
-            line.append(contentsOf: record.requestID.utf8)
-            line.append(contentsOf: " \"".utf8)
-            Self.appendEscaped(record.method, to: &line)
-            line.append(0x20)
-            Self.appendEscaped(record.target, to: &line)
-            line.append(contentsOf: "\" \(record.status) \(record.bytes) ".utf8)
-            line.append(contentsOf: Self.milliseconds(record.duration).utf8)
-            line.append(0x20)
-            line.append(contentsOf: record.cache.rawValue.utf8)
-            line.append(0x20)
-            line.append(contentsOf: (record.upstream.map(Self.milliseconds) ?? "-").utf8)
-            if let agent = record.userAgent {
-                line.append(contentsOf: " \"".utf8)
-                Self.appendEscaped(agent, to: &line)
-                line.append(UInt8(ascii: "\""))
+            appendTime(to: &buffer)
+            buffer.append(0x20)
+            buffer.append(contentsOf: record.client.utf8)
+            buffer.append(0x20)
+            buffer.append(contentsOf: record.requestID.utf8)
+            buffer.append(contentsOf: [0x20, UInt8(ascii: "\"")])
+            Self.appendEscaped(record.method, to: &buffer)
+            buffer.append(0x20)
+            Self.appendEscaped(record.target, to: &buffer)
+            buffer.append(contentsOf: [UInt8(ascii: "\""), 0x20])
+            buffer.appendDecimal(record.status)
+            buffer.append(0x20)
+            buffer.appendDecimal(record.bytes)
+            buffer.append(0x20)
+            Self.appendMilliseconds(record.duration, to: &buffer)
+            buffer.append(0x20)
+            buffer.append(contentsOf: record.cache.rawValue.utf8)
+            buffer.append(0x20)
+            if let upstream = record.upstream {
+                Self.appendMilliseconds(upstream, to: &buffer)
             } else {
-                line.append(contentsOf: " -".utf8)
+                buffer.append(UInt8(ascii: "-"))
+            }
+            if let agent = record.userAgent {
+                buffer.append(contentsOf: [0x20, UInt8(ascii: "\"")])
+                Self.appendEscaped(agent, to: &buffer)
+                buffer.append(UInt8(ascii: "\""))
+            } else {
+                buffer.append(contentsOf: [0x20, UInt8(ascii: "-")])
             }
         }
-        line.append(0x0A)
-        return line
+        buffer.append(0x0A)
     }
 
     /// `seconds` in milliseconds with two decimals (`1.04`).
-    static func milliseconds(_ seconds: Double) -> String {
+    static func appendMilliseconds(_ seconds: Double, to line: inout [UInt8]) {
         let hundredths = max(0, Int((seconds * 100_000).rounded()))
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+        line.appendDecimal(hundredths / 100)
+        line.append(UInt8(ascii: "."))
+        line.append(UInt8(ascii: "0") + UInt8(hundredths % 100 / 10))
+        line.append(UInt8(ascii: "0") + UInt8(hundredths % 10))
     }
 
     /// Printable ASCII but `"` and `\` as it is; those two with a `\`; anything else `\xHH`.

@@ -57,11 +57,21 @@ public struct Logger: Sendable {
         self.clock = clock
     }
 
-    /// Writes a line to standard error with one `write(2)`, so lines from several threads never interleave.
+    /// Writes a line to standard error (see `writeToStandardError`).
     public static let standardError: Sink = { line in
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
-        writeAll(bytes, to: 2)
+        writeToStandardError(bytes)
+    }
+
+    /// Every write of this process to standard error, log lines and access-log batches alike,
+    /// goes through this lock: on a pipe only writes of up to 4 KiB are atomic, and a batch is
+    /// larger, so without it a warning could land inside an access line.
+    private static let standardErrorWrites = Locked(())
+
+    /// Writes whole lines to standard error, one writer at a time. Any thread.
+    public static func writeToStandardError(_ bytes: [UInt8]) {
+        standardErrorWrites.withLock { _ in writeAll(bytes, to: 2) }
     }
 
     /// Writes every byte of `bytes` to `descriptor`, carrying on after short writes and EINTR;

@@ -15,10 +15,11 @@ public protocol Responder: Sendable {
     /// must be cheap and never block.
     func finished(_ response: Response, seconds: Double)
 
-    /// `response`, which the HTTP layer makes itself for a request it could not read (400, 408,
-    /// 413, 414, 431, 501, 505), with the fields every answer carries (CORS) and its problem
-    /// document's `requestId`. On the loop thread.
-    func unread(_ response: Response, requestID: String) -> Response
+    /// `response`, which the HTTP layer makes itself (for a request it could not read: 400, 408,
+    /// 413, 414, 431, 501, 505; or the 503 of a request a shutdown abandoned), with the fields
+    /// every answer carries (CORS, for `origin`, the request's `Origin` when it could be read)
+    /// and its problem document's `requestId`. On the loop thread.
+    func unread(_ response: Response, requestID: String, origin: String?) -> Response
 }
 
 extension Responder {
@@ -26,7 +27,7 @@ extension Responder {
     public func finished(_ response: Response, seconds: Double) {}
 
     /// Responders without fields of their own send the HTTP layer's answer as it is.
-    public func unread(_ response: Response, requestID: String) -> Response { response }
+    public func unread(_ response: Response, requestID: String, origin: String?) -> Response { response }
 
     /// The response to `request`, waiting for the upstream when needed (tests, the CLI).
     public func response(to request: Request) async -> Response {
