@@ -1,6 +1,5 @@
 import Foundation
 import MetCore
-import Synchronization
 
 /// Where the access log is written (`--access-log`), shared by every loop. Each loop buffers its
 /// lines (see `HTTPLoop`) and hands them over in batches, written under a lock (standard error's
@@ -12,7 +11,8 @@ public final class AccessLog: Sendable {
     public let format: LogFormat
     private let descriptor: Int32
     private let ownsDescriptor: Bool
-    private let writing = Mutex(())
+    /// Batches written to the file, under the lock that keeps them whole.
+    private let writing = Locked(0)
 
     /// The access log for `destination`, or nil for `.off`. A file is opened for appending
     /// (created with mode 0644 if missing); throws a message naming it when it cannot be.
@@ -46,7 +46,10 @@ public final class AccessLog: Sendable {
         if descriptor == 2 && !ownsDescriptor {
             Logger.writeToStandardError(lines)
         } else {
-            writing.withLock { _ in Logger.writeAll(lines, to: descriptor) }
+            writing.withLock { batches in
+                Logger.writeAll(lines, to: descriptor)
+                batches &+= 1
+            }
         }
     }
 }

@@ -67,11 +67,16 @@ public struct Logger: Sendable {
     /// Every write of this process to standard error, log lines and access-log batches alike,
     /// goes through this lock: on a pipe only writes of up to 4 KiB are atomic, and a batch is
     /// larger, so without it a warning could land inside an access line.
-    private static let standardErrorWrites = Locked(())
+    /// It counts the writes, so that it guards a value of its own (a lock around nothing is
+    /// invisible to ThreadSanitizer's Swift access checks, which then report the empty value).
+    private static let standardErrorWrites = Locked(0)
 
     /// Writes whole lines to standard error, one writer at a time. Any thread.
     public static func writeToStandardError(_ bytes: [UInt8]) {
-        standardErrorWrites.withLock { _ in writeAll(bytes, to: 2) }
+        standardErrorWrites.withLock { writes in
+            writeAll(bytes, to: 2)
+            writes &+= 1
+        }
     }
 
     /// Writes every byte of `bytes` to `descriptor`, carrying on after short writes and EINTR;
