@@ -3,7 +3,8 @@ import Testing
 
 /// The access log of the built server: one line a request in either format, with the request ID
 /// the response carried, written to a file or standard error, and none when turned off.
-@Suite("Access logs end to end")
+// Serialized, as CommandLineTests: each test starts and stops servers.
+@Suite("Access logs end to end", .serialized)
 struct AccessLogTests {
     /// A scripted session: a miss and a hit, a 400, a search, a HEAD, an unknown route, a client's
     /// own request ID, and bytes that are no request. Returns the request IDs the answers carried,

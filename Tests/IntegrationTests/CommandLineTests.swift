@@ -4,7 +4,9 @@ import Testing
 /// `themet` as a command: help, exit statuses, `--`, standalone flags, the terminal's JSON and
 /// its progress line (under a pseudo-terminal made by `script`), the pending note. Each route
 /// command goes through themet's libcurl client to met-fixture-server over loopback HTTP.
-@Suite("The command line's conventions")
+// Serialized: each test starts several processes, which under ThreadSanitizer would otherwise
+// crowd the two cores the timing-sensitive suites share with them.
+@Suite("The command line's conventions", .serialized)
 struct CommandLineTests {
     /// A fresh data directory, removed after the test.
     private static func dataDirectory() -> String {
