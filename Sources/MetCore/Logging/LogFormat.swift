@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// How log lines are written (`--log-format`).
 public enum LogFormat: String, Sendable, CaseIterable {
     /// `2026-12-02T03:52:31.123Z info: message`: for people and `grep`.
@@ -21,23 +23,11 @@ public enum Timestamp {
     /// `2026-12-02T03:52:31.`: what every timestamp within the second starts with, for a caller
     /// that keeps it for the second (see `AccessLine`).
     public static func secondPrefix(_ unixSeconds: Int) -> String {
-        let days = unixSeconds / 86_400
-        let secondOfDay = unixSeconds % 86_400
-        // Howard Hinnant's civil-from-days.
-        let shifted = days + 719_468
-        let era = shifted / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let date = CivilDate(unixSeconds: unixSeconds)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let yearText = String(year)
+        let yearText = String(date.year)
         return String(repeating: "0", count: max(0, 4 - yearText.count)) + yearText
-            + "-\(two(month))-\(two(day))T\(two(secondOfDay / 3_600)):\(two(secondOfDay / 60 % 60)):"
-            + "\(two(secondOfDay % 60))."
+            + "-\(two(date.month))-\(two(date.day))T\(two(date.hour)):\(two(date.minute)):\(two(date.second))."
     }
 
     /// `123Z` for 123 ms.
