@@ -12,7 +12,9 @@ struct CORSLayer: Sendable {
 
     /// `answer` to `request` with the CORS fields, now or when its suspension ends.
     func wrap(_ answer: Answer, for request: Request) -> Answer {
-        let origin = request.headers["Origin"]
+        // Under `*` the answer is the same for every origin: no need to look for the field.
+        let origin: String?
+        if case .origins = policy { origin = request.headers["Origin"] } else { origin = nil }
         switch answer {
         case .ready(let response): return .ready(finish(response, origin: origin))
         case .suspended(let suspension): return .suspended(suspension.map { [self] in finish($0, origin: origin) })
