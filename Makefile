@@ -4,7 +4,8 @@
 SWIFT       ?= swift
 PORT        ?= 8080
 ARGS        ?=
-APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev ca-certificates
+APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev libssl-dev \
+	ca-certificates
 TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv

@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // No pkgConfig: hiredis's .pc file adds a flag SwiftPM refuses; the headers are in the default path.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        // HMAC-SHA256 from OpenSSL's libcrypto, which signs what a group's instances write to Redis.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The byte rules (tokens, unreserved, hex digits) the core and the HTTP reader share.
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
         // The HTTP/1.1 reader (RFC 9112, strict) with its own error type; knows no core type.
@@ -49,7 +51,8 @@ let package = Package(
         .target(name: "MetDisk", dependencies: ["MetCore", "CSQLite"], swiftSettings: swiftSettings),
         // The shared tier: Redis through hiredis's async API, on a libevent loop of its own.
         .target(
-            name: "MetRedis", dependencies: ["MetCore", "CHiredis", "CLibevent"], swiftSettings: swiftSettings),
+            name: "MetRedis", dependencies: ["MetCore", "CHiredis", "CLibevent", "CCrypto"],
+            swiftSettings: swiftSettings),
         // The real Met over libcurl's multi interface, on its own libevent loop.
         .target(
             name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),

@@ -3,16 +3,89 @@
 // System headers first, plain, as in CLibevent's shim, so every module sees one fd_set.
 #include <sys/types.h>
 #include <sys/time.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
 #include <hiredis/async.h>
-// The adapter that lets hiredis's async API run on a libevent loop: it adds and removes the
-// connection's read and write events as hiredis asks (static functions, compiled in here).
-#include <hiredis/adapters/libevent.h>
 
-// The adapter's one entry point, under a name of ours: attaches `context` to `base`, whose thread
-// must then be the only one that touches the context.
-static inline int chiredis_attach(redisAsyncContext *context, struct event_base *base) {
-    return redisLibeventAttach(context, base);
+// What lets hiredis's async API run on a libevent loop: hiredis's own libevent adapter
+// (hiredis/adapters/libevent.h) with one change, a bound on how much of a reply may wait unread.
+// hiredis keeps a reply's bytes until the whole reply has arrived, however large its length says
+// it is, so a hostile or broken Redis could make this process hold any amount of memory; here a
+// connection whose unparsed bytes exceed the bound is dropped before more is read (so at most the
+// bound plus one read of 16 KiB is ever buffered). hiredis 0.14 has no such setting.
+
+// The connection's read and write events, and the bound.
+typedef struct chiredis_events {
+    redisAsyncContext *context;
+    struct event *read;
+    struct event *write;
+    size_t reply_limit;
+} chiredis_events;
+
+static void chiredis_readable(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    chiredis_events *events = (chiredis_events *)arg;
+    redisAsyncContext *context = events->context;
+    redisReader *reader = context->c.reader;
+    if (reader != NULL && reader->len - reader->pos > events->reply_limit) {
+        // Freeing the context tells its disconnect callback, with this error, and frees `events`.
+        context->c.err = REDIS_ERR_OTHER;
+        snprintf(context->c.errstr, sizeof(context->c.errstr), "a reply larger than %zu bytes",
+                 events->reply_limit);
+        context->err = context->c.err;
+        context->errstr = context->c.errstr;
+        redisAsyncFree(context);
+        return;
+    }
+    redisAsyncHandleRead(context);
+}
+
+static void chiredis_writable(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    redisAsyncHandleWrite(((chiredis_events *)arg)->context);
+}
+
+static void chiredis_add_read(void *data) { event_add(((chiredis_events *)data)->read, NULL); }
+static void chiredis_del_read(void *data) { event_del(((chiredis_events *)data)->read); }
+static void chiredis_add_write(void *data) { event_add(((chiredis_events *)data)->write, NULL); }
+static void chiredis_del_write(void *data) { event_del(((chiredis_events *)data)->write); }
+
+static void chiredis_cleanup(void *data) {
+    chiredis_events *events = (chiredis_events *)data;
+    event_free(events->read);
+    event_free(events->write);
+    free(events);
+}
+
+// Attaches `context` to `base`, whose thread must then be the only one that touches the context;
+// a connection with more than `reply_limit` bytes of a reply unread is dropped (see above).
+// REDIS_ERR when something is attached already or memory runs out.
+static inline int chiredis_attach(redisAsyncContext *context, struct event_base *base, size_t reply_limit) {
+    if (context->ev.data != NULL) return REDIS_ERR;
+    chiredis_events *events = (chiredis_events *)calloc(1, sizeof(chiredis_events));
+    if (events == NULL) return REDIS_ERR;
+    events->context = context;
+    events->reply_limit = reply_limit;
+    events->read = event_new(base, context->c.fd, EV_READ, chiredis_readable, events);
+    events->write = event_new(base, context->c.fd, EV_WRITE, chiredis_writable, events);
+    if (events->read == NULL || events->write == NULL) {
+        if (events->read != NULL) event_free(events->read);
+        if (events->write != NULL) event_free(events->write);
+        free(events);
+        return REDIS_ERR;
+    }
+    context->ev.addRead = chiredis_add_read;
+    context->ev.delRead = chiredis_del_read;
+    context->ev.addWrite = chiredis_add_write;
+    context->ev.delWrite = chiredis_del_write;
+    context->ev.cleanup = chiredis_cleanup;
+    context->ev.data = events;
+    event_add(events->read, NULL);
+    event_add(events->write, NULL);
+    return REDIS_OK;
 }
 #endif

@@ -94,9 +94,13 @@ enum CacheDatabase {
     }
 
     /// Settings every connection gets: wait up to 5 s for another connection's lock (another
-    /// process, such as `themet warm`, writing), and no memory-mapping surprises.
+    /// process, such as `themet warm`, writing), and the file read with `pread`, never memory-mapped
+    /// (0 is Debian's default, said here so that no other build of SQLite maps it): a file truncated
+    /// under a mapping kills the process with SIGBUS, while a short read is an error, and a damaged
+    /// row a miss. The WAL's index (`-shm`) is mapped whatever this says: see the README.
     static func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
         try connection.execute("PRAGMA busy_timeout = 5000")
+        try connection.execute("PRAGMA mmap_size = 0")
     }
 
     /// Moves `path` and its `-wal` and `-shm` files aside (see `SetAside`), logging why; false

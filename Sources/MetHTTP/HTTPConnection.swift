@@ -34,10 +34,9 @@ final class HTTPConnection {
     static let outputHighWater = 262_144
 
     let descriptor: CInt
-    /// Whether the client is on this machine (see `PeerAddress.isLoopback`), read once at accept.
-    let fromLoopback: Bool
-    /// The client's address, for the access log (see `PeerAddress.text`).
-    let client: String
+    /// The other end of the connection, read once at accept: for the core, and for the access log
+    /// (`RequestPeer.text`) when the core names no client behind a proxy.
+    let peer: RequestPeer
     private(set) var state = State.reading
     private unowned let loop: HTTPLoop
     private var readEvent: OpaquePointer?
@@ -70,9 +69,7 @@ final class HTTPConnection {
     init(descriptor: CInt, loop: HTTPLoop) {
         self.descriptor = descriptor
         self.loop = loop
-        let peer = PeerAddress(of: descriptor)
-        fromLoopback = peer.isLoopback
-        client = peer.text
+        peer = RequestPeer(of: descriptor)
         // A head, then a Content-Length body (or a chunk-size line: chunked data is decoded out of
         // the buffer as it arrives); pipelined requests beyond that wait in the socket.
         input = ReceiveBuffer(

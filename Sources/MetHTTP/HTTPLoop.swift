@@ -305,10 +305,10 @@ final class HTTPLoop: @unchecked Sendable {
     func handle(_ head: RequestHead, body: [UInt8], on connection: HTTPConnection) {
         let started = Started(
             uptime: DispatchTime.now().uptimeNanoseconds, time: cachedNow,
-            requestID: requestIDs.id(given: connection.fromLoopback ? head.field(named: "X-Request-Id") : nil))
+            requestID: requestIDs.id(given: connection.peer.isLoopback ? head.field(named: "X-Request-Id") : nil))
         outstanding.add(1, ordering: .relaxed)
         let suspension: Suspension
-        var request = head.request(body: body, fromLoopback: connection.fromLoopback)
+        var request = head.request(body: body, peer: connection.peer)
         request.requestID = started.requestID
         switch responder.respond(to: request) {
         case .ready(let response):
@@ -397,7 +397,7 @@ final class HTTPLoop: @unchecked Sendable {
         guard accessLog != nil else { return }
         record(
             AccessRecord(
-                time: cachedNow, client: connection.client, requestID: requestID, method: "-", target: "-",
+                time: cachedNow, client: connection.peer.text, requestID: requestID, method: "-", target: "-",
                 status: response.status, bytes: response.body.count, duration: 0, cache: .none, upstream: nil,
                 userAgent: nil))
     }
@@ -410,7 +410,8 @@ final class HTTPLoop: @unchecked Sendable {
         let duration = Self.seconds(since: started.uptime)
         record(
             AccessRecord(
-                time: started.time, client: connection.client, requestID: started.requestID,
+                time: started.time, client: response.clientAddress ?? connection.peer.text,
+                requestID: started.requestID,
                 method: String(head.method.prefix(20)), target: String(head.target.prefix(2_048)),
                 status: response.status, bytes: bytes, duration: duration, cache: response.cacheOutcome,
                 upstream: suspended ? duration : nil,

@@ -3,13 +3,12 @@ import HTTPWire
 import MetCore
 
 extension RequestHead {
-    /// The request the core sees: this head's method, target and fields, with `body`, from a
-    /// client on this machine or not.
-    func request(body: [UInt8], fromLoopback: Bool) -> Request {
+    /// The request the core sees: this head's method, target and fields, with `body`, from `peer`.
+    func request(body: [UInt8], peer: RequestPeer) -> Request {
         var headers = HTTPFields(capacity: fields.count)
         for field in fields { headers.append(field.name, field.value) }
         var request = Request(method: method, target: target, headers: headers, body: body)
-        request.fromLoopback = fromLoopback
+        request.peer = peer
         return request
     }
 

@@ -15,7 +15,8 @@ import MetCore
 /// back to 0.1 s only after it stayed up for 5 s, so that a flapping Redis is not hammered) and
 /// logs each change of state once. It is ready once `PING` answers and the subscription is
 /// confirmed. A host name is resolved on a thread of its own, so that a slow DNS never holds up
-/// the loop (and with it every call's timeout).
+/// the loop (and with it every call's timeout). A reply larger than `Settings.replyLimit` drops
+/// the connection before it is read whole: no Redis can make this process hold more.
 final class RedisLink: @unchecked Sendable {
     struct Settings: Sendable {
         var address: RedisAddress
@@ -25,6 +26,9 @@ final class RedisLink: @unchecked Sendable {
         var channel: String
         /// What the log says the server does while Redis is down (appended to the notice).
         var downNotice: String
+        /// The most bytes of one reply either connection takes: a connection holding more of a reply
+        /// unread is dropped (`chiredis_attach`), and made again like any lost one.
+        var replyLimit: Int
     }
 
     /// A call in flight: what to do with its answer. Redis thread only.
@@ -382,7 +386,7 @@ final class RedisLink: @unchecked Sendable {
             return nil
         }
         context.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        guard chiredis_attach(context, base) == REDIS_OK else {
+        guard chiredis_attach(context, base, settings.replyLimit) == REDIS_OK else {
             redisAsyncFree(context)
             lose("cannot attach to the loop")
             return nil
@@ -395,7 +399,10 @@ final class RedisLink: @unchecked Sendable {
         }
         redisAsyncSetDisconnectCallback(context) { context, status in
             guard let context, let data = context.pointee.data else { return }
-            let reason = status == REDIS_OK ? "disconnected" : context.pointee.errstr.map { String(cString: $0) }
+            // A connection dropped for a reply over the bound is freed with its error set, and
+            // hiredis then says REDIS_OK: the error is what it was.
+            let failed = status != REDIS_OK || context.pointee.err != 0
+            let reason = failed ? context.pointee.errstr.map { String(cString: $0) } : "disconnected"
             RedisLink.link(data).forget(
                 UnsafeMutablePointer(mutating: context), reason: "connection lost (\(reason ?? "?"))")
         }

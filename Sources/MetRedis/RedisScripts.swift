@@ -28,6 +28,28 @@ enum RedisScripts {
         return 1
         """
 
+    /// Gives a fill lock back only if it is still this holder's, without a notice: for a lock whose
+    /// `SET` got no answer in time (it may have been set after all, with no holder to release it).
+    /// KEYS[1] the lock; ARGV[1] the token. Returns 1 when it was removed.
+    static let releaseQuietly = """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """
+
+    /// Extends the fill locks this instance holds by another lease: each only if it is still this
+    /// holder's. KEYS the locks; ARGV[1] the lease in milliseconds; ARGV[i + 1] the token of
+    /// KEYS[i]. Returns how many were extended.
+    static let renew = """
+        local renewed = 0
+        for index, key in ipairs(KEYS) do
+            if redis.call('GET', key) == ARGV[index + 1] then
+                redis.call('PEXPIRE', key, ARGV[1])
+                renewed = renewed + 1
+            end
+        end
+        return renewed
+        """
+
     /// Removes an entry and tells every instance to drop its copies. KEYS[1] the entry; ARGV[1]
     /// the channel; ARGV[2] the notice. Returns the number of keys removed (0 or 1).
     static let purge = """
@@ -36,14 +58,13 @@ enum RedisScripts {
         return removed
         """
 
-    /// Opens the group's breaker: the key holds the block's end for as long as it lasts (a longer
-    /// block already stored is kept), and every instance is told. KEYS[1] the breaker; ARGV[1] the
-    /// end, seconds since 1970; ARGV[2] milliseconds it lasts; ARGV[3] the channel; ARGV[4] the
-    /// notice.
+    /// Opens the group's breaker: the key lives as long as the block lasts, on Redis's clock (a
+    /// longer block already stored is kept; an instance connecting later reads what is left with
+    /// `PTTL`), and every instance is told. KEYS[1] the breaker; ARGV[1] milliseconds it lasts;
+    /// ARGV[2] the channel; ARGV[3] the notice.
     static let block = """
-        local stored = tonumber(redis.call('GET', KEYS[1]) or '0')
-        if tonumber(ARGV[1]) > stored then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
-        redis.call('PUBLISH', ARGV[3], ARGV[4])
+        if tonumber(ARGV[1]) > redis.call('PTTL', KEYS[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
+        redis.call('PUBLISH', ARGV[2], ARGV[3])
         return 1
         """
 }

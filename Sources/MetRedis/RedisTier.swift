@@ -3,8 +3,13 @@ import MetCore
 
 /// The shared tier over Redis (see `SharedTier`). Keys, all under the group's prefix:
 /// `entry:<cache key>` (an entry's record, expiring at its stale-until), `lock:<cache key>` (the
-/// fill lock, a random token), `budget` (the GCRA state), `breaker` (the end of the group's block);
-/// the channel `events` carries `SharedNotice`s. Any thread.
+/// fill lock, a random token, renewed by its holder), `budget` (the GCRA state), `breaker` (alive
+/// while the group's block lasts); the channel `events` carries `SharedNotice`s.
+///
+/// With the group's secret, every record and notice is signed (`GroupSeal`) and one whose signature
+/// does not verify is refused; without it, a record's checksum only catches damage, and whoever
+/// can write to Redis can make the group serve anything. Either way a record must be stored under
+/// its own key, an object's under its own ID, and no larger than `recordLimit`. Any thread.
 public final class RedisTier: SharedTier {
     /// One task waiting in `awaitFill`: resumed once, by the notice, the entry, or the deadline.
     private final class Waiter: Sendable {
@@ -28,38 +33,84 @@ public final class RedisTier: SharedTier {
         }
     }
 
+    /// The fill locks this instance asked for.
+    private struct Locks {
+        /// Held: renewed every `renewInterval` until released.
+        var held: [String: [UInt8]] = [:]
+        /// Asked for without an answer in time: maybe set, with no holder. Given back (compare and
+        /// delete) once Redis answers again; until then their lease runs out by itself.
+        var doubtful: [(key: String, token: [UInt8])] = []
+        /// Whether a renewal is scheduled.
+        var renewing = false
+    }
+
+    /// How long a fill lock lives without its holder renewing it, in seconds: the longest a dead
+    /// or silent holder (or a lock set after its `SET` timed out) keeps the others waiting.
+    public static let lockLease = 3.0
+    /// Seconds between two renewals of the locks held: a third of the lease, so that two renewals
+    /// may be lost before a live holder's lock runs out.
+    static let renewInterval = lockLease / 3
+    /// Bytes a reply may hold beyond the largest record: the protocol's framing and the tag.
+    static let replyOverhead = 65_536
+
     private let link: RedisLink
     private let prefix: String
     private let channel: [UInt8]
     private let time: any TimeSource
+    private let seal: GroupSeal?
+    /// The largest record stored or read, in bytes.
+    private let recordLimit: Int
+    private let logger: Logger
     /// Tasks in `awaitFill`, by cache key, then by waiter.
     private let waiters = Locked([String: [UInt64: Waiter]]())
     private let nextWaiter = Locked<UInt64>(0)
     private let handler = Locked<(@Sendable (SharedEvent) -> Void)?>(nil)
+    private let locks = Locked(Locks())
+    /// Records and notices refused since start-up.
+    private let refusals = Locked(0)
 
     /// Connects in the background: until Redis answers, every call is `unavailable`.
     ///
     /// - Parameters:
     ///   - timeout: seconds one call may wait (`--redis-timeout`).
     ///   - downNotice: what the log says the server does while Redis is down.
-    ///   - time: the clock of the entries' times and the block's end (the wall clock).
+    ///   - secret: the group's secret (`--redis-secret`), which signs what this instance writes
+    ///     and must sign what it reads; nil for none.
+    ///   - recordLimit: the largest record stored or read, in bytes; a reply larger than it (and
+    ///     its framing) drops the connection.
+    ///   - time: the clock of the entries' times (the wall clock).
+    /// - Throws: when the loop cannot be made, or libcrypto cannot key the seal.
     public init(
-        address: RedisAddress, prefix: String, timeout: Double, downNotice: String, time: any TimeSource,
-        logger: Logger
+        address: RedisAddress, prefix: String, timeout: Double, downNotice: String, secret: String?,
+        recordLimit: Int, time: any TimeSource, logger: Logger
     ) throws(RedisError) {
         self.prefix = prefix
         channel = Array((prefix + "events").utf8)
         self.time = time
+        self.recordLimit = recordLimit
+        self.logger = logger
+        if let secret {
+            guard let seal = GroupSeal(secret: secret) else { throw RedisError("cannot key HMAC-SHA256 (libcrypto)") }
+            self.seal = seal
+        } else {
+            seal = nil
+        }
         link = try RedisLink(
             settings: RedisLink.Settings(
-                address: address, timeout: timeout, channel: prefix + "events", downNotice: downNotice),
+                address: address, timeout: timeout, channel: prefix + "events", downNotice: downNotice,
+                replyLimit: recordLimit + GroupSeal.tagBytes + Self.replyOverhead),
             logger: logger)
         link.onMessage = { [weak self] payload in self?.received(payload) }
-        link.onReady = { [weak self] in self?.readBreaker() }
+        link.onReady = { [weak self] in self?.linkReady() }
         link.start()
     }
 
-    public var status: SharedTierStatus { link.status }
+    public var status: SharedTierStatus {
+        var status = link.status
+        status.signed = seal != nil
+        status.refused = refusals.withLock { $0 }
+        return status
+    }
 
     public func onEvent(_ handler: @escaping @Sendable (SharedEvent) -> Void) {
         self.handler.withLock { $0 = handler }
@@ -67,10 +118,16 @@ public final class RedisTier: SharedTier {
 
     public func entry(for key: String) async -> SharedLookup {
         switch await link.call([Self.get, entryKey(key)]) {
-        case .string(let record):
-            // Another version's record (a rolling upgrade), or damage: a miss, which the fetch
-            // that follows overwrites. Not removed: an instance of the other version reads it.
-            return CacheEntry(record: record, key: key).map(SharedLookup.found) ?? .missing
+        case .string(let stored):
+            // Forged, damaged, another key's, or another version's record (a rolling upgrade): a
+            // miss, which the fetch that follows overwrites. Not removed: an instance of the other
+            // version reads it.
+            guard let entry = restore(stored, key: key) else {
+                refusals.withLock { $0 += 1 }
+                logger.debug("redis: the record of \(key) was refused (signature, key, damage or version)")
+                return .missing
+            }
+            return .found(entry)
         case .null: return .missing
         default: return .unavailable
         }
@@ -79,29 +136,63 @@ public final class RedisTier: SharedTier {
     public func store(_ entry: CacheEntry) {
         let milliseconds = Int(((entry.staleUntil - time.now()) * 1_000).rounded(.up))
         guard milliseconds > 0 else { return }
-        link.send([Self.set, entryKey(entry.key), entry.record, Self.px, Array(String(milliseconds).utf8)])
+        var record = entry.record
+        // Larger than any record the group reads (a huge ID list): each instance keeps its own.
+        guard record.count <= recordLimit else { return }
+        if let seal {
+            guard let sealed = seal.seal(record, .record, key: entry.key) else { return }
+            record = sealed
+        }
+        link.send([Self.set, entryKey(entry.key), record, Self.px, Array(String(milliseconds).utf8)])
+    }
+
+    /// The entry a stored value holds for `key`: its signature verified (with a secret), no larger
+    /// than `recordLimit`, whole, and `key`'s own (`CacheEntry(record:key:)`); nil otherwise.
+    private func restore(_ stored: [UInt8], key: String) -> CacheEntry? {
+        var record = stored
+        if let seal {
+            guard let opened = seal.open(stored, .record, key: key) else { return nil }
+            record = opened
+        }
+        guard record.count <= recordLimit else { return nil }
+        return CacheEntry(record: record, key: key)
     }
 
     public func remove(_ key: String) async -> Bool? {
-        let reply = await link.call(
-            Self.eval(RedisScripts.purge, keys: [entryKey(key)], [channel, SharedNotice.purge(key: key).payload]))
+        guard let notice = sign(SharedNotice.purge(key: key)) else { return nil }
+        let reply = await link.call(Self.eval(RedisScripts.purge, keys: [entryKey(key)], [channel, notice]))
         guard case .integer(let removed) = reply else { return nil }
         return removed > 0
     }
 
-    public func lock(_ key: String, for seconds: Double) async -> SharedLock {
+    public func lock(_ key: String) async -> SharedLock {
         let token = Array(UUID().uuidString.utf8)
-        let milliseconds = Array(String(max(1, Int((seconds * 1_000).rounded(.up)))).utf8)
-        switch await link.call([Self.set, lockKey(key), token, Self.nx, Self.px, milliseconds]) {
-        case .status("OK"): return .acquired(token: String(decoding: token, as: UTF8.self))
-        case .null: return .held
-        default: return .unavailable
+        let lease = Array(String(Int(Self.lockLease * 1_000)).utf8)
+        switch await link.call([Self.set, lockKey(key), token, Self.nx, Self.px, lease]) {
+        case .status("OK"):
+            let schedule = locks.withLock { locks -> Bool in
+                locks.held[key] = token
+                defer { locks.renewing = true }
+                return !locks.renewing
+            }
+            if schedule { link.after(Self.renewInterval) { [weak self] in self?.renew() } }
+            return .acquired(token: String(decoding: token, as: UTF8.self))
+        case .null:
+            return .held
+        default:
+            // No answer in time: Redis may still set it, with no one to give it back.
+            locks.withLock { $0.doubtful.append((key, token)) }
+            return .unavailable
         }
     }
 
     public func release(_ key: String, token: String, outcome: SharedFillOutcome) {
-        let notice = SharedNotice.fill(key: key, outcome: outcome).payload
-        link.send(Self.eval(RedisScripts.release, keys: [lockKey(key)], [Array(token.utf8), channel, notice]))
+        let bytes = Array(token.utf8)
+        locks.withLock { locks in
+            if locks.held[key] == bytes { locks.held[key] = nil }
+        }
+        guard let notice = sign(SharedNotice.fill(key: key, outcome: outcome)) else { return }
+        link.send(Self.eval(RedisScripts.release, keys: [lockKey(key)], [bytes, channel, notice]))
     }
 
     public func awaitFill(_ key: String, freshAt: Double, until deadline: Double) async -> SharedWait {
@@ -127,23 +218,63 @@ public final class RedisTier: SharedTier {
         return wait <= 0 ? .granted : .wait(seconds: Double(wait) / 1_000_000)
     }
 
-    public func announceBlock(until: Double) {
-        let milliseconds = Int(((until - time.now()) * 1_000).rounded(.up))
-        guard milliseconds > 0 else { return }
+    public func announceBlock(for seconds: Double) {
+        let milliseconds = Int((seconds * 1_000).rounded(.up))
+        guard milliseconds > 0, let notice = sign(SharedNotice.block(seconds: seconds)) else { return }
         link.send(
             Self.eval(
                 RedisScripts.block, keys: [Array((prefix + "breaker").utf8)],
-                [
-                    Array(String(until).utf8), Array(String(milliseconds).utf8), channel,
-                    SharedNotice.block(until: until).payload,
-                ]))
+                [Array(String(milliseconds).utf8), channel, notice]))
+    }
+
+    // MARK: Locks
+
+    /// Extends every lock held by another lease, then schedules the next renewal while any is held.
+    /// On the Redis thread.
+    private func renew() {
+        let held = locks.withLock { locks -> [(String, [UInt8])] in
+            let held = locks.held.map { ($0.key, $0.value) }
+            if held.isEmpty { locks.renewing = false }
+            return held
+        }
+        guard !held.isEmpty else { return }
+        let lease = Array(String(Int(Self.lockLease * 1_000)).utf8)
+        link.send(Self.eval(RedisScripts.renew, keys: held.map { lockKey($0.0) }, [lease] + held.map(\.1)))
+        link.after(Self.renewInterval) { [weak self] in self?.renew() }
+    }
+
+    /// On each (re)connection, on the Redis thread: the locks whose `SET` got no answer are given
+    /// back, those held are renewed at once (a stall may have eaten their lease), and a block
+    /// another instance announced while this one was away is read.
+    private func linkReady() {
+        let doubtful = locks.withLock { locks in
+            defer { locks.doubtful = [] }
+            return locks.doubtful
+        }
+        for (key, token) in doubtful {
+            link.send(Self.eval(RedisScripts.releaseQuietly, keys: [lockKey(key)], [token]))
+        }
+        let held = locks.withLock { $0.held.map { ($0.key, $0.value) } }
+        if !held.isEmpty {
+            let lease = Array(String(Int(Self.lockLease * 1_000)).utf8)
+            link.send(Self.eval(RedisScripts.renew, keys: held.map { lockKey($0.0) }, [lease] + held.map(\.1)))
+        }
+        readBreaker()
     }
 
     // MARK: Notices
 
-    /// A payload from the channel, on the Redis thread.
+    /// A payload from the channel, on the Redis thread; with a secret, only a signed one is read.
     private func received(_ payload: [UInt8]) {
-        switch SharedNotice(payload: payload) {
+        var notice = payload
+        if let seal {
+            guard let opened = seal.open(payload, .notice, key: "") else {
+                refusals.withLock { $0 += 1 }
+                return
+            }
+            notice = opened
+        }
+        switch SharedNotice(payload: notice) {
         case .fill(let key, let outcome):
             let waiting = waiters.withLock { $0.removeValue(forKey: key) } ?? [:]
             for waiter in waiting.values {
@@ -155,8 +286,8 @@ public final class RedisTier: SharedTier {
             }
         case .purge(let key):
             handler.withLock { $0 }?(.purged(key: key))
-        case .block(let until):
-            handler.withLock { $0 }?(.blocked(until: until))
+        case .block(let seconds):
+            handler.withLock { $0 }?(.blocked(seconds: seconds))
         case nil:
             break
         }
@@ -180,14 +311,21 @@ public final class RedisTier: SharedTier {
         waiter.resume(value)
     }
 
-    /// On each (re)connection: a block another instance announced while this one was away.
+    /// A block another instance announced while this one was away: what is left of the breaker's
+    /// life, on Redis's clock.
     private func readBreaker() {
         Task {
-            guard case .string(let text) = await link.call([Self.get, Array((prefix + "breaker").utf8)]),
-                let until = Double(String(decoding: text, as: UTF8.self)), until > time.now()
+            guard case .integer(let milliseconds) = await link.call([Self.pttl, Array((prefix + "breaker").utf8)]),
+                milliseconds > 0
             else { return }
-            handler.withLock { $0 }?(.blocked(until: until))
+            handler.withLock { $0 }?(.blocked(seconds: Double(milliseconds) / 1_000))
         }
+    }
+
+    /// `notice`'s payload, signed when the group has a secret; nil when signing failed.
+    private func sign(_ notice: SharedNotice) -> [UInt8]? {
+        guard let seal else { return notice.payload }
+        return seal.seal(notice.payload, .notice, key: "")
     }
 
     // MARK: Commands
@@ -203,4 +341,5 @@ public final class RedisTier: SharedTier {
     private static let set = Array("SET".utf8)
     private static let px = Array("PX".utf8)
     private static let nx = Array("NX".utf8)
+    private static let pttl = Array("PTTL".utf8)
 }

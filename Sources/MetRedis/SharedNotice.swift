@@ -8,14 +8,16 @@ enum SharedNotice: Sendable, Equatable {
     case fill(key: String, outcome: SharedFillOutcome)
     /// `key` was purged: `purge\n<key>`.
     case purge(key: String)
-    /// The firewall blocks the group until a time, seconds since 1970: `block\n<until>`.
-    case block(until: Double)
+    /// The firewall blocks the group for a number of seconds from the notice's arrival:
+    /// `pause\n<seconds>`. (Earlier versions sent `block\n<time>`, a time on the sender's clock;
+    /// that notice is ignored.)
+    case block(seconds: Double)
 
     var payload: [UInt8] {
         switch self {
         case .fill(let key, let outcome): Array("fill\n\(Self.text(of: outcome))\n\(key)".utf8)
         case .purge(let key): Array("purge\n\(key)".utf8)
-        case .block(let until): Array("block\n\(until)".utf8)
+        case .block(let seconds): Array("pause\n\(seconds)".utf8)
         }
     }
 
@@ -30,9 +32,9 @@ enum SharedNotice: Sendable, Equatable {
             let key = text.dropFirst("purge\n".count)
             guard !key.isEmpty else { return nil }
             self = .purge(key: String(key))
-        case ("block", 2):
-            guard let until = Double(fields[1]), until.isFinite, until > 0 else { return nil }
-            self = .block(until: until)
+        case ("pause", 2):
+            guard let seconds = Double(fields[1]), seconds.isFinite, seconds > 0 else { return nil }
+            self = .block(seconds: seconds)
         default:
             return nil
         }
@@ -43,7 +45,7 @@ enum SharedNotice: Sendable, Equatable {
     private static func text(of outcome: SharedFillOutcome) -> String {
         switch outcome {
         case .stored: "stored"
-        case .abandoned, .failed(.cancelled): "abandoned"
+        case .abandoned, .failed(.cancelled), .failed(.clientQueueFull): "abandoned"
         case .failed(.timeout): "failed timeout"
         case .failed(.blocked): "failed blocked"
         case .failed(.status(let code)): "failed status \(code)"

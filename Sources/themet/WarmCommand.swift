@@ -155,10 +155,12 @@ final class StopFlag: @unchecked Sendable {
 }
 
 /// The warm-up's progress on standard error: a bar redrawn in place on a terminal (at most ten
-/// times a second), or a plain line every 5 s otherwise. Any thread.
+/// times a second), or a plain line every 5 s otherwise; a block the warm-up waits out is said at
+/// once, when it begins and when it ends. Any thread.
 final class ProgressDisplay: Sendable {
     private let terminal: Bool
-    private let last = Locked(Date.distantPast)
+    /// When the line was last drawn, and the block it showed (nil: none).
+    private let last = Locked((time: Date.distantPast, blockedUntil: Double?.none))
 
     init(terminal: Bool) { self.terminal = terminal }
 
@@ -169,17 +171,22 @@ final class ProgressDisplay: Sendable {
     func show(_ progress: WarmProgress, since started: Date, force: Bool = false) {
         let now = Date()
         let due = last.withLock { last -> Bool in
-            guard force || now.timeIntervalSince(last) >= (terminal ? 0.1 : 5) else { return false }
-            last = now
+            let changed = last.blockedUntil != progress.blockedUntil
+            guard force || changed || now.timeIntervalSince(last.time) >= (terminal ? 0.1 : 5) else { return false }
+            last = (now, progress.blockedUntil)
             return true
         }
         guard due else { return }
         let elapsed = max(now.timeIntervalSince(started), 0.001)
         let rate = Double(progress.done) / elapsed
         let left = rate > 0 ? Self.duration(Double(progress.total - progress.done) / rate) : "?"
-        let figures =
+        var figures =
             "\(progress.done)/\(progress.total)  \(String(format: "%.1f", rate))/s  ETA \(left)  "
             + "\(progress.failed) failed"
+        if let until = progress.blockedUntil {
+            let seconds = Self.duration(max(0, until - now.timeIntervalSince1970))
+            figures += "  waiting out the Met's firewall block until \(Timestamp.rfc3339(until)) (\(seconds))"
+        }
         if terminal {
             let width = 30
             let filled = progress.total == 0 ? width : width * progress.done / progress.total

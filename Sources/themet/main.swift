@@ -75,12 +75,14 @@ if let routeCommand {
 
 let configuration: ServerConfiguration
 let upstream: any Upstream
+let groupSecret: String?
 do {
     configuration = try ServerConfiguration.parse(
         arguments: arguments, environment: ProcessInfo.processInfo.environment,
         processorCount: ProcessInfo.processInfo.activeProcessorCount)
     try configuration.prepareDataDirectory()
     upstream = try configuration.makeUpstream()
+    groupSecret = try configuration.groupSecret()
 } catch {
     exitForUsage("\(error)")
 }
@@ -96,7 +98,12 @@ if let address = configuration.redis {
         shared = try RedisTier(
             address: address, prefix: configuration.redisPrefix, timeout: configuration.redisTimeout,
             downNotice: "serving from this instance's tiers, pacing it at \(configuration.fallbackRate) request(s)/s",
-            time: SystemTime(), logger: logger)
+            secret: groupSecret, recordLimit: configuration.sharedRecordLimit, time: SystemTime(), logger: logger)
+        if groupSecret == nil {
+            logger.info(
+                "redis: no --redis-secret: the group trusts whoever can write to \(address); set the same secret "
+                    + "on every instance to sign what they share")
+        }
     } catch {
         exitForUsage("--redis: \(error)")
     }

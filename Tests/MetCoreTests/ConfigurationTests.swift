@@ -177,6 +177,11 @@ struct ConfigurationTests {
         "--public-url": "ftp://x",
         "--read-timeout": "0",
         "--max-connections": "0",
+        "--client-queue": "0",
+        "--trusted-proxy": "10.0.0.1/8",
+        "--forwarded-field": "x-real-ip",
+        "--redis-secret": "short",
+        "--redis-secret-file": "",
     ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
@@ -185,7 +190,7 @@ struct ConfigurationTests {
         let error = #expect(throws: ConfigurationError.self) { try parse([flag, bad]) }
         #expect(error?.flag == flag)
         #expect(error?.description.hasPrefix("\(flag): ") == true)
-        if flag == "--admin-token" {
+        if flag == "--admin-token" || flag == "--redis-secret" {
             #expect(error?.reason.contains(bad) == false)  // a secret, even a wrong one, is never echoed
         } else {
             #expect(error?.reason.contains("'\(bad)'") == true || bad.isEmpty)
@@ -398,7 +403,7 @@ struct HelpDefaultTests {
     /// in words; each is checked against the real default below. Every other default is a value.
     static let describedDefaults: Set<String> = [
         "--data-dir", "--loops", "--max-connections", "--public-url", "--admin-token", "--redis",
-        "--redis-fallback-rate",
+        "--redis-fallback-rate", "--trusted-proxy", "--redis-secret", "--redis-secret-file",
     ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
@@ -437,8 +442,15 @@ struct HelpDefaultTests {
         #expect(text("--public-url") == "none (relative links)")
         #expect(defaults.publicURL == nil)
 
-        #expect(text("--admin-token") == "none (loopback clients only)")
+        #expect(text("--admin-token") == "none (clients on this machine only)")
         #expect(defaults.adminToken == nil)
+
+        #expect(text("--trusted-proxy") == "none")
+        #expect(defaults.trustedProxies == .none)
+
+        #expect(text("--redis-secret") == "none (Redis writers are trusted)")
+        #expect(text("--redis-secret-file") == "none")
+        #expect(defaults.redisSecret == nil && defaults.redisSecretFile == nil)
 
         #expect(text("--redis") == "none")
         #expect(defaults.redis == nil)

@@ -89,7 +89,7 @@ struct IIIFManifestTests {
         ("", "http://localhost"),
     ])
     func theHostIsUsedOnlyWhenItIsAPlainAuthority(host: String, base: String) async throws {
-        #expect(ManifestPipeline.base(publicURL: nil, host: host) == base)
+        #expect(ManifestPipeline.base(publicURL: nil, scheme: "http", host: host) == base)
     }
 
     @Test func aManifestIsRenderedOncePerRecordAndRevalidates() async throws {

@@ -27,7 +27,7 @@ struct MetricsTests {
         let hit = await harness.get("/objects/1")
         _ = await harness.get("/objects/9")
         var purge = Request(method: "DELETE", target: "/cache/objects/1")
-        purge.fromLoopback = true
+        purge.peer = .loopback
         _ = await harness.service.response(to: purge)
         // What the HTTP layer reports after writing each response.
         harness.service.finished(miss, seconds: 0.003)

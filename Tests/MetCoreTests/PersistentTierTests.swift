@@ -145,6 +145,29 @@ struct PersistentTierTests {
         #expect(disk.entry(for: Sample.objectKey(1))?.body == answer.body)  // stored anew
     }
 
+    @Test func oneObjectsRecordUnderAnothersKeyIsRefusedEvenWithItsChecksumMadeAnew() throws {
+        // What a writer of a shared tier could store: object 100's record, its key rewritten to
+        // object 300's and its checksum computed again for the new bytes.
+        let forged = CacheEntry(
+            key: Sample.objectKey(300), kind: .object, status: 200, body: Array(Sample.object(100).utf8),
+            storedAt: 1_000, policy: FreshnessPolicy(),
+            details: EntryDetails.read(Array(Sample.object(100).utf8), kind: .object), compress: nil)
+        #expect(CacheEntry(record: forged.record, key: Sample.objectKey(300)) == nil)
+        // An object's summary under a key of another kind is refused too.
+        let listKey = MetResource.objectList(departmentIds: [], metadataDate: nil).cacheKey
+        let misfiled = CacheEntry(
+            key: listKey, kind: .objectList, status: 200, body: Array(Sample.object(100).utf8), storedAt: 1_000,
+            policy: FreshnessPolicy(), details: EntryDetails.read(Array(Sample.object(100).utf8), kind: .object),
+            compress: nil)
+        #expect(CacheEntry(record: misfiled.record, key: listKey) == nil)
+        // The genuine one reads back.
+        let genuine = CacheEntry(
+            key: Sample.objectKey(100), kind: .object, status: 200, body: Array(Sample.object(100).utf8),
+            storedAt: 1_000, policy: FreshnessPolicy(),
+            details: EntryDetails.read(Array(Sample.object(100).utf8), kind: .object), compress: nil)
+        #expect(CacheEntry(record: genuine.record, key: Sample.objectKey(100)) != nil)
+    }
+
     @Test func aRecordKeepsEveryMemberOfTheEntry() throws {
         var summary = ObjectSummary(objectID: 5)
         summary.title = "Título ✓"

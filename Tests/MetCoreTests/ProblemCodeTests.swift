@@ -32,6 +32,7 @@ struct ProblemCodeTests {
         ("upstream_blocked", 503, "Upstream is blocking requests"),
         ("upstream_timeout", 504, "Upstream timed out"),
         ("shutting_down", 503, "Server shutting down"),
+        ("too_many_requests", 429, "Too many requests waiting for the Met"),
     ]
 
     @Test(arguments: rows)

@@ -19,10 +19,10 @@ struct PurgeTests {
     }
 
     private static func delete(
-        _ target: String, on harness: Harness, fromLoopback: Bool = true, headers: HTTPFields = HTTPFields()
+        _ target: String, on harness: Harness, peer: RequestPeer = .loopback, headers: HTTPFields = HTTPFields()
     ) async -> Response {
         var request = Request(method: "DELETE", target: target, headers: headers)
-        request.fromLoopback = fromLoopback
+        request.peer = peer
         return await harness.service.response(to: request)
     }
 
@@ -68,14 +68,14 @@ struct PurgeTests {
     @Test func aClientElsewhereNeedsTheAdminToken() async throws {
         let open = Self.harness()
         _ = await open.get("/objects/1")
-        let refused = await Self.delete("/cache/objects/1", on: open, fromLoopback: false)
+        let refused = await Self.delete("/cache/objects/1", on: open, peer: .lan)
         #expect(refused.status == 403)
         #expect(refused.problemCode == "forbidden")
         // Refused before anything else is read: a bad ID from elsewhere is a 403 too.
-        #expect(await Self.delete("/cache/objects/x", on: open, fromLoopback: false).status == 403)
+        #expect(await Self.delete("/cache/objects/x", on: open, peer: .lan).status == 403)
         // Without --admin-token no bearer token is good.
         let guessed = await Self.delete(
-            "/cache/objects/1", on: open, fromLoopback: false, headers: ["Authorization": "Bearer \(Self.token)"])
+            "/cache/objects/1", on: open, peer: .lan, headers: ["Authorization": "Bearer \(Self.token)"])
         #expect(guessed.status == 403)
         #expect(open.getImmediately("/objects/1")?.cacheOutcome == .hit)
 
@@ -83,13 +83,52 @@ struct PurgeTests {
         _ = await guarded.get("/objects/1")
         for wrong in ["Bearer \(Self.token)x", "Bearer", "bearer \(Self.token)", "Basic \(Self.token)", Self.token] {
             let answer = await Self.delete(
-                "/cache/objects/1", on: guarded, fromLoopback: false, headers: ["Authorization": wrong])
+                "/cache/objects/1", on: guarded, peer: .lan, headers: ["Authorization": wrong])
             #expect(answer.status == 403, "\(wrong)")
         }
         let allowed = await Self.delete(
-            "/cache/objects/1", on: guarded, fromLoopback: false, headers: ["Authorization": "Bearer \(Self.token)"])
+            "/cache/objects/1", on: guarded, peer: .lan, headers: ["Authorization": "Bearer \(Self.token)"])
         #expect(allowed.status == 200)
         #expect(guarded.getImmediately("/objects/1") == nil)
+    }
+
+    @Test func withAnAdminTokenThisMachineNeedsItToo() async throws {
+        let guarded = Self.harness(token: Self.token)
+        _ = await guarded.get("/objects/1")
+        let refused = await Self.delete("/cache/objects/1", on: guarded)
+        #expect(refused.status == 403)
+        #expect(refused.problemCode == "forbidden")
+        #expect(guarded.getImmediately("/objects/1")?.cacheOutcome == .hit)
+        let allowed = await Self.delete(
+            "/cache/objects/1", on: guarded, headers: ["Authorization": "Bearer \(Self.token)"])
+        #expect(allowed.status == 200)
+    }
+
+    /// What a proxy on this host adds: any one of them makes a loopback request not local.
+    @Test(arguments: [
+        ("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=203.0.113.9"), ("X-Real-IP", "203.0.113.9"),
+        ("Via", "1.1 proxy"), ("X-Forwarded-Proto", "https"), ("X-Forwarded-Host", "met.example"),
+    ])
+    func aPurgeThroughAProxyOnThisMachineIsRefused(field: String, value: String) async throws {
+        let harness = Self.harness()
+        _ = await harness.get("/objects/1")
+        let refused = await Self.delete("/cache/objects/1", on: harness, headers: [field: value])
+        #expect(refused.status == 403)
+        #expect(harness.getImmediately("/objects/1")?.cacheOutcome == .hit)
+    }
+
+    @Test func aTrustedProxyOnThisMachineNeverPurgesWithoutTheToken() async throws {
+        let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
+        let harness = Harness(upstream: upstream) { configuration in
+            configuration.trustedProxies = try! TrustedProxies.parse("127.0.0.1", field: .xForwardedFor).get()
+        }
+        _ = await harness.get("/objects/1")
+        // Even with no forwarding field at all (a proxy that adds none).
+        #expect(await Self.delete("/cache/objects/1", on: harness).status == 403)
+        let forwarded = await Self.delete(
+            "/cache/objects/1", on: harness, headers: ["X-Forwarded-For": "127.0.0.1"])
+        #expect(forwarded.status == 403)
+        #expect(harness.getImmediately("/objects/1")?.cacheOutcome == .hit)
     }
 
     @Test func thePurgeRoutesAnswerDeleteOnlyAndTheOthersNeverDelete() async throws {

@@ -93,7 +93,7 @@ struct SharedTierTests {
         _ = await other.get("/objects/1")
         let entry = try #require(other.service.cache.entry(for: Sample.objectKey(1)))
         var request = Request(method: "DELETE", target: "/cache/objects/1", headers: HTTPFields())
-        request.fromLoopback = true
+        request.peer = .loopback
         _ = await other.service.response(to: request)
         let member = group.group.member()
         group.group.beforeNextLock { member.store(entry) }
@@ -116,8 +116,8 @@ struct SharedTierTests {
         let group = Group()
         let upstream = Self.record(1)
         let instance = group.instance(upstream) { $0.requestTimeout = 30 }
-        // The lock lasts a fetch's timeout and a second: as long as a live holder could need it.
-        group.group.lockAsAGhost(Sample.objectKey(1), for: 31)
+        // A holder that dies stops renewing its lock, which then lasts one lease (3 s in Redis).
+        group.group.lockAsAGhost(Sample.objectKey(1), for: 3)
         async let answer = instance.get("/objects/1")
         // Each poll interval the instance looks again, and finds the ghost's lock still held.
         for _ in 0..<8 {
@@ -126,7 +126,7 @@ struct SharedTierTests {
         }
         #expect(upstream.calls.isEmpty)
         await waitUntil { group.group.waiting == 1 }
-        group.time.advance(by: 31)
+        group.time.advance(by: 3)
         let response = await answer
         #expect(response.status == 200)
         #expect(response.cacheOutcome == .miss)
@@ -177,7 +177,7 @@ struct SharedTierTests {
         #expect(second.getImmediately("/objects/1")?.cacheOutcome == .hit)
 
         var request = Request(method: "DELETE", target: "/cache/objects/1", headers: HTTPFields())
-        request.fromLoopback = true
+        request.peer = .loopback
         let purge = await first.service.response(to: request)
         #expect(purge.status == 200)
         let document = try purge.jsonObject()
@@ -206,6 +206,29 @@ struct SharedTierTests {
         // The block ends for both at the first's cool-down.
         group.time.advance(by: 61)
         #expect(await second.get("/objects/2").status == 200)
+    }
+
+    /// A block notice is a duration, and no notice, whatever clock or intent sent it, blocks longer
+    /// than the longest cool-down (15 minutes by default).
+    @Test(arguments: [7_200.0, 1e12])
+    func aBlockAnnouncedByAnotherInstanceIsCappedAtTheLongestCooldown(seconds: Double) async throws {
+        let group = Group()
+        let instance = group.instance(Self.record(1))
+        group.group.member().announceBlock(for: seconds)
+        let limit = instance.service.monitor.cooldownLimit
+        #expect(instance.service.monitor.blockedUntil(at: group.time.now()) == group.time.now() + limit)
+        #expect(await instance.get("/objects/1").status == 503)
+        group.time.advance(by: limit)
+        #expect(await instance.get("/objects/1").status == 200)
+    }
+
+    @Test(arguments: [0.0, -5, .nan, .infinity])
+    func aNoticeOfNoBlockBlocksNothing(seconds: Double) async throws {
+        let group = Group()
+        let instance = group.instance(Self.record(1))
+        instance.service.monitor.adoptBlock(for: seconds, at: group.time.now())
+        #expect(instance.service.monitor.blockedUntil(at: group.time.now()) == nil)
+        #expect(await instance.get("/objects/1").status == 200)
     }
 
     @Test func theGroupSharesOneBudget() async throws {

@@ -141,14 +141,14 @@ struct SingleFlightTests {
         let runs = Locked(0)
         let gate = FakeUpstream([:])
         gate.hold()
-        let operation: @Sendable () async -> Result<Int, UpstreamError> = {
+        let operation: @Sendable (UpstreamDemand) async -> Result<Int, UpstreamError> = { _ in
             runs.withLock { $0 += 1 }
             _ = try? await gate.get(path: "/gate", query: [])
             return .success(42)
         }
-        async let first = flights.run("k", operation: operation)
+        async let first = flights.run("k", claim: .server, operation: operation)
         await gate.waitForCalls(1)
-        async let second = flights.run("k", operation: operation)
+        async let second = flights.run("k", claim: .server, operation: operation)
         await waitUntil { flights.waiterCount(for: "k") == 2 }
         #expect(flights.inFlight == 1)
         gate.release()
@@ -164,17 +164,17 @@ struct SingleFlightTests {
         let flights = SingleFlight<Int>()
         let gate = FakeUpstream([:])
         gate.hold()
-        let failing: @Sendable () async -> Result<Int, UpstreamError> = {
+        let failing: @Sendable (UpstreamDemand) async -> Result<Int, UpstreamError> = { _ in
             _ = try? await gate.get(path: "/gate", query: [])
             return .failure(.timeout)
         }
-        async let first = flights.run("k", operation: failing)
+        async let first = flights.run("k", claim: .server, operation: failing)
         await gate.waitForCalls(1)
-        async let second = flights.run("k", operation: failing)
+        async let second = flights.run("k", claim: .server, operation: failing)
         await waitUntil { flights.waiterCount(for: "k") == 2 }
         gate.release()
         #expect(await [first.result, second.result] == [.failure(.timeout), .failure(.timeout)])
-        let later = await flights.run("k") { .success(7) }
+        let later = await flights.run("k", claim: .server) { _ in .success(7) }
         #expect(later.result == .success(7))
         #expect(later.joined == false)
     }

@@ -43,6 +43,47 @@ struct WarmTests {
         #expect(harness.upstream.callCount(for: .object(id: 4)) == 0)
     }
 
+    @Test func aBlockIsWaitedOutAndTheObjectItRefusedIsAskedAgain() async throws {
+        let harness = Self.harness()
+        // The firewall blocks the second object's first request; the block lasts a cool-down.
+        harness.upstream.answer(.object(id: 2), withEach: [.blockPage, .json(Sample.object(2))])
+        let reports = Locked<[WarmProgress]>([])
+        let warm = Task {
+            await harness.service.warm([1, 2, 3], stop: { false }, report: { p in reports.withLock { $0.append(p) } })
+        }
+        await waitUntil { reports.withLock { $0.last?.blockedUntil != nil } }
+        let until = try #require(reports.withLock { $0.last?.blockedUntil })
+        #expect(until == harness.time.now() + harness.configuration.blockCooldown)
+        #expect(reports.withLock { $0.last?.done } == 1)
+        // It looks every second whether it was stopped, and says how long is left.
+        for _ in 0..<Int(harness.configuration.blockCooldown) {
+            let before = reports.withLock { $0.count }
+            await waitUntil { harness.time.sleeping >= 1 }
+            harness.time.advance(by: Warmer.stopCheckInterval)
+            await waitUntil { reports.withLock { $0.count } > before }
+        }
+        let progress = await warm.value
+        #expect((progress.done, progress.fetched, progress.failed) == (3, 3, 0))
+        #expect(progress.blockedUntil == nil)
+        #expect(harness.upstream.callCount(for: .object(id: 2)) == 2)
+        #expect(reports.withLock { $0.filter { $0.blockedUntil != nil }.count } == 60)
+    }
+
+    @Test func aStopWhileABlockIsWaitedOutEndsTheWarmUp() async throws {
+        let harness = Self.harness()
+        harness.upstream.answer(.object(id: 1), with: .blockPage)
+        let stopped = Locked(false)
+        let warm = Task {
+            await harness.service.warm([1, 2], stop: { stopped.withLock { $0 } }, report: { _ in })
+        }
+        await waitUntil { harness.time.sleeping >= 1 }
+        stopped.withLock { $0 = true }
+        harness.time.advance(by: Warmer.stopCheckInterval)
+        let progress = await warm.value
+        #expect((progress.done, progress.failed) == (0, 0))
+        #expect(harness.upstream.callCount(for: .object(id: 2)) == 0)
+    }
+
     @Test func aDepartmentAndASearchNameTheirIDs() async throws {
         let harness = Self.harness()
         harness.upstream.answer(

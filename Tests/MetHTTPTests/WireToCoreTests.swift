@@ -24,9 +24,10 @@ struct WireToCoreTests {
     @Test func aHeadBecomesTheRequestTheCoreSees() throws {
         let bytes = Array("POST http://example.org/a?b=c HTTP/1.1\r\nHost: x\r\nX-One: 1\r\nx-one: 2\r\n\r\n".utf8)
         let head = try bytes.withUnsafeBytes { try RequestHead(parsing: $0) }
-        let request = head.request(body: [7], fromLoopback: true)
-        #expect(request.fromLoopback)
-        #expect(!head.request(body: [], fromLoopback: false).fromLoopback)
+        let peer = RequestPeer(address: try #require(IPAddress("127.0.0.1")))
+        let request = head.request(body: [7], peer: peer)
+        #expect(request.peer.isLoopback && request.peer.text == "127.0.0.1")
+        #expect(!head.request(body: [], peer: .unknown).peer.isLoopback)
         #expect(request.method == "POST")
         #expect(request.target == "/a?b=c")
         #expect(request.body == [7])

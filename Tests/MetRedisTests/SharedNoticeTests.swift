@@ -11,7 +11,7 @@ import Testing
         .fill(key: "k", outcome: .failed(.blocked)),
         .fill(key: "k", outcome: .failed(.status(502))),
         .purge(key: "/objects/1\nfill\nstored"),
-        .block(until: 1_800_000_000.25),
+        .block(seconds: 42.25),
     ])
     func roundTrips(_ notice: SharedNotice) {
         #expect(SharedNotice(payload: notice.payload) == notice)
@@ -25,7 +25,12 @@ import Testing
         }
     }
 
-    @Test(arguments: ["", "fill", "fill\nstored", "fill\nmaybe\nk", "purge\n", "block\nsoon", "block\n-1", "hello\nk"])
+    @Test(arguments: [
+        "", "fill", "fill\nstored", "fill\nmaybe\nk", "purge\n", "pause\nsoon", "pause\n-1", "pause\n0", "pause\ninf",
+        "pause\nnan", "hello\nk",
+        // An earlier version's block, a time on the sender's clock: never adopted as such.
+        "block\n1800000000.25",
+    ])
     func ignoresWhatItDoesNotRead(_ text: String) {
         #expect(SharedNotice(payload: Array(text.utf8)) == nil)
     }

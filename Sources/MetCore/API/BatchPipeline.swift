@@ -10,6 +10,9 @@ struct BatchPipeline: Pipeline {
 
     mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         guard !resolutions.isEmpty else { return .need(Need(batch.ids.map { .object(id: $0) }, wait: batch.wait)) }
+        if let index = resolutions.firstIndex(where: \.isRefused) {
+            return .respond(presenter.failure(resolutions[index], of: .object(id: batch.ids[index])))
+        }
         var objects: [CacheEntry] = []
         var missing: [Int] = []
         var pending: [Int] = []

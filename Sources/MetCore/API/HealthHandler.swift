@@ -54,6 +54,14 @@ struct HealthHandler: Sendable {
         json.member("concurrency", int: pacer.concurrency)
         json.member("inFlight", int: pacer.inFlight)
         json.member("waiting", int: pacer.waiting)
+        json.key("waitingByClass")
+        json.beginObject()
+        json.member("foreground", int: pacer.waitingInForeground)
+        json.member("background", int: pacer.waitingInBackground)
+        json.endObject()
+        json.member("clientsWaiting", int: pacer.clientsWaiting)
+        json.member("clientQueue", int: pacer.clientLimit)
+        json.member("refused", int: pacer.refused)
         json.endObject()
         json.endObject()
         json.key("cache")
@@ -126,6 +134,8 @@ struct HealthHandler: Sendable {
         json.member("disconnects", int: status.disconnects)
         json.key("lastError")
         if let lastError = status.lastError { json.string(lastError) } else { json.null() }
+        json.member("signed", bool: status.signed)
+        json.member("refused", int: status.refused)
         json.endObject()
     }
 

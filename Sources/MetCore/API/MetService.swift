@@ -52,6 +52,8 @@ public final class MetService: Responder {
     private let detailURL: String
     /// `--public-url`, for the IIIF manifests' `id`s.
     private let publicURL: String?
+    /// `--trusted-proxy`: whose forwarding fields tell who the client is.
+    private let proxies: TrustedProxies
 
     /// - Parameters:
     ///   - configuration: read here only: each component gets its own settings from it.
@@ -95,10 +97,12 @@ public final class MetService: Responder {
             client: client, cache: cache, disk: disk, shared: shared, time: time, freshness: configuration.freshness,
             compress: compress, metrics: metrics, logger: logger)
         driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger, metrics: metrics)
-        router = Router(limits: configuration.limits, adminToken: configuration.adminToken)
+        router = Router(
+            limits: configuration.limits, adminToken: configuration.adminToken, proxies: configuration.trustedProxies)
+        proxies = configuration.trustedProxies
         purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
         cors = CORSLayer(policy: configuration.cors)
-        presenter = Presenter(time: time, monitor: monitor)
+        presenter = Presenter(time: time, monitor: monitor, clientLimit: configuration.clientQueue)
         let renders = SearchHandler.Renders(capacity: Self.renderCacheBytes, compress: compress)
         batchRenders = SearchHandler.Renders(capacity: Self.batchRenderBytes, compress: compress)
         manifestRenders = SearchHandler.Renders(capacity: Self.manifestRenderBytes, compress: compress)
@@ -118,7 +122,7 @@ public final class MetService: Responder {
             client: client, cache: cache, disk: disk, shared: shared, fetcher: fetcher,
             state: SyncState(directory: configuration.dataDirectory, logger: logger),
             lookBack: configuration.freshness.object, time: time, logger: logger)
-        warmer = Warmer(fetcher: fetcher, searchAPI: configuration.searchAPI)
+        warmer = Warmer(fetcher: fetcher, searchAPI: configuration.searchAPI, monitor: monitor, time: time)
         metricsHandler = MetricsHandler(
             metrics: metrics, time: time, cache: cache, disk: disk, shared: shared, flights: fetcher.flights,
             pacer: pacer,
@@ -131,13 +135,15 @@ public final class MetService: Responder {
             switch event {
             case .purged(let key):
                 purges.dropLocally(key)
-            case .blocked(let until):
-                if monitor.blockedUntil(at: time.now()) == nil {
+            case .blocked(let seconds):
+                let now = time.now()
+                let wasBlocked = monitor.blockedUntil(at: now) != nil
+                monitor.adoptBlock(for: seconds, at: now)
+                if !wasBlocked, let until = monitor.blockedUntil(at: now) {
                     logger.warning(
                         "upstream: another instance of the group was blocked by the Met's firewall; every upstream "
                             + "call paused until \(Timestamp.rfc3339(until))")
                 }
-                monitor.adoptBlock(until: until, at: time.now())
                 pacer.failWaiting(with: .blocked)
             }
         }
@@ -148,28 +154,44 @@ public final class MetService: Responder {
     /// exists to keep the real Met's firewall quiet, and a local directory has none.
     private static func pacer(for configuration: ServerConfiguration, time: any TimeSource) -> UpstreamPacer {
         if case .directory = configuration.upstream {
-            return UpstreamPacer(ratePerSecond: 1_000_000, burst: 1_000_000, concurrency: 64, time: time)
+            return UpstreamPacer(
+                ratePerSecond: 1_000_000, burst: 1_000_000, concurrency: 64, clientLimit: configuration.clientQueue,
+                time: time)
         }
         return UpstreamPacer(
             ratePerSecond: configuration.upstreamRate, burst: configuration.upstreamBurst,
-            concurrency: configuration.upstreamConcurrency, time: time)
+            concurrency: configuration.upstreamConcurrency, clientLimit: configuration.clientQueue, time: time)
     }
 
     public func respond(to request: Request) -> Answer {
         let (routed, label) = router.route(request)
         let requestID = request.requestID
-        switch cors.wrap(answer(routed, to: request), for: request) {
+        let forwarded = forwardedClient(of: request)
+        let claim = UpstreamClaim(client: forwarded?.fairnessKey ?? request.peer.fairnessKey, priority: .foreground)
+        let logged = forwarded?.address
+        switch cors.wrap(answer(routed, to: request, claim: claim, forwarded: forwarded), for: request) {
         case .ready(var response):
             response.route = label
+            response.clientAddress = logged
             return .ready(Problem.identified(response, requestID: requestID))
         case .suspended(let suspension):
             return .suspended(
                 suspension.map { response in
                     var labelled = response
                     labelled.route = label
+                    labelled.clientAddress = logged
                     return Problem.identified(labelled, requestID: requestID)
                 })
         }
+    }
+
+    /// The client behind a trusted proxy that sent `request`, as its forwarding field says; nil
+    /// when the peer is no trusted proxy (the peer is then the client: nothing else is read, so a
+    /// forged field changes nothing) or the field named no one.
+    private func forwardedClient(of request: Request) -> RequestClient? {
+        guard let address = request.peer.address, proxies.trusts(address) else { return nil }
+        let client = proxies.client(peer: address, fields: request.headers)
+        return client.viaProxy ? client : nil
     }
 
     /// One `metadataDate` sync (see `Synchronizer`): the records the Met changed since the last
@@ -212,8 +234,11 @@ public final class MetService: Responder {
     /// Background refreshes of entries served while revalidating (for tests).
     var refreshesRunning: Int { fetcher.refreshesRunning }
 
-    /// The handler's answer to a routed request.
-    private func answer(_ routed: RoutedRequest, to request: Request) -> Answer {
+    /// The handler's answer to a routed request; `claim` is whose request it is (for the pacer),
+    /// `forwarded` the client behind a trusted proxy, if any.
+    private func answer(
+        _ routed: RoutedRequest, to request: Request, claim: UpstreamClaim, forwarded: RequestClient?
+    ) -> Answer {
         switch routed {
         case .answer(let response):
             .ready(response)
@@ -226,23 +251,29 @@ public final class MetService: Responder {
         case .openAPI(let presentation):
             .ready(health.openAPI(presentation, presenter: presenter))
         case .resource(let resource, let presentation):
-            driver.start(ResourcePipeline(resource: resource, presentation: presentation, presenter: presenter))
+            driver.start(
+                ResourcePipeline(resource: resource, presentation: presentation, presenter: presenter), claim: claim)
         case .search(let query, let presentation):
-            driver.start(search.pipeline(query, presentation))
+            driver.start(search.pipeline(query, presentation), claim: claim)
         case .widget(let request, let presentation):
-            widget.answer(request, presentation, driver: driver)
+            widget.answer(request, presentation, driver: driver, claim: claim)
         case .open(let id, let asJSON):
-            driver.start(OpenPipeline(id: id, asJSON: asJSON, detailURL: detailURL, presenter: presenter))
+            driver.start(OpenPipeline(id: id, asJSON: asJSON, detailURL: detailURL, presenter: presenter), claim: claim)
         case .objectBatch(let batch, let presentation):
             driver.start(
-                BatchPipeline(batch: batch, presentation: presentation, presenter: presenter, renders: batchRenders))
+                BatchPipeline(batch: batch, presentation: presentation, presenter: presenter, renders: batchRenders),
+                claim: claim)
         case .random(let request):
-            driver.start(random.pipeline(request))
+            driver.start(random.pipeline(request), claim: claim)
         case .iiifManifest(let id, let presentation):
             driver.start(
                 ManifestPipeline(
-                    id: id, base: ManifestPipeline.base(publicURL: publicURL, host: request.headers["Host"]),
-                    presentation: presentation, presenter: presenter, renders: manifestRenders))
+                    id: id,
+                    base: ManifestPipeline.base(
+                        publicURL: publicURL, scheme: forwarded?.forwardedProto ?? "http", host: request.headers["Host"]
+                    ),
+                    presentation: presentation, presenter: presenter, renders: manifestRenders),
+                claim: claim)
         case .explorer(let asset, let presentation):
             .ready(explorer.response(asset, presentation, presenter: presenter))
         case .purge(let keys):

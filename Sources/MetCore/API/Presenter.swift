@@ -5,10 +5,13 @@ final class Presenter: Sendable {
     let time: any TimeSource
     /// The breaker, for how long a block lasts (`Retry-After`).
     let monitor: UpstreamMonitor
+    /// The most fetches one client may have waiting (`--client-queue`), for the 429's detail.
+    let clientLimit: Int
 
-    init(time: any TimeSource, monitor: UpstreamMonitor) {
+    init(time: any TimeSource, monitor: UpstreamMonitor, clientLimit: Int) {
         self.time = time
         self.monitor = monitor
+        self.clientLimit = clientLimit
     }
 
     /// The response for one resolved resource: the entry presented (a shared response for a plain
@@ -175,6 +178,13 @@ final class Presenter: Sendable {
             return Problem(.upstreamMalformed, "The Met's answer could not be used while \(what): \(reason).")
         case .cancelled:
             return Problem(.internalError, "The request was cancelled.")
+        case .clientQueueFull(let retryAfter):
+            let seconds = max(1, Int(retryAfter.rounded(.up)))
+            return Problem(
+                .tooManyRequests,
+                "This client already has \(clientLimit) fetches waiting for their turn with the Met; answers the cache "
+                    + "holds are not limited, and what must be fetched can be asked for again in \(seconds) s.",
+                headers: ["Retry-After": String(seconds)])
         }
     }
 }

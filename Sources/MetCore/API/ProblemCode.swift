@@ -49,6 +49,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case upstreamTimeout = "upstream_timeout"
     /// The server is shutting down and no longer starts new work.
     case shuttingDown = "shutting_down"
+    /// The request needs the Met while its client already has `--client-queue` fetches waiting for
+    /// their turn; retry after `Retry-After`. Answers from the cache are never refused.
+    case tooManyRequests = "too_many_requests"
 
     /// The HTTP status that goes with the code.
     public var status: Int {
@@ -59,6 +62,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .uriTooLong: 414
+        case .tooManyRequests: 429
         case .headersTooLarge: 431
         case .internalError: 500
         case .upstreamUnreachable, .upstreamError, .upstreamMalformed: 502
@@ -92,6 +96,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .upstreamBlocked: "Upstream is blocking requests"
         case .upstreamTimeout: "Upstream timed out"
         case .shuttingDown: "Server shutting down"
+        case .tooManyRequests: "Too many requests waiting for the Met"
         }
     }
 }

@@ -35,8 +35,10 @@ enum RoutedRequest {
 /// any cache lookup. Any thread; no state.
 struct Router: Sendable {
     let limits: RequestLimits
-    /// `--admin-token`: lets clients that are not on this machine purge.
+    /// `--admin-token`: when set, the one way to purge, from anywhere (this machine included).
     let adminToken: String?
+    /// `--trusted-proxy`: a request through one of them is never "from this machine".
+    let proxies: TrustedProxies
 
     // The parameters each route takes, made once (routing runs on every request, hits included).
     private static let noParameters: Set<String> = []
@@ -155,10 +157,15 @@ struct Router: Sendable {
     /// the ID lists of a search (its v1 list and every v1.1 page of its window; the parameters are
     /// `/search`'s, validated as there).
     private func purge(_ route: Route, _ target: RequestTarget, _ request: Request) throws(Problem) -> RoutedRequest {
-        guard request.fromLoopback || isAdmin(request) else {
+        if adminToken != nil {
+            guard isAdmin(request) else {
+                throw Problem(.forbidden, "Purging needs Authorization: Bearer and the server's --admin-token.")
+            }
+        } else if !isLocal(request) {
             throw Problem(
                 .forbidden,
-                "Purging is allowed from this machine, or with Authorization: Bearer and the server's --admin-token.")
+                "Purging is allowed only from this machine, not through a proxy; the server's --admin-token "
+                    + "allows it from anywhere.")
         }
         switch route {
         case .purgeObject(let text):
@@ -169,6 +176,16 @@ struct Router: Sendable {
             return .purge(
                 [SearchAPI.v1, .v1_1].flatMap { SearchWindow(query: query, api: $0).everyResource() }.map(\.cacheKey))
         }
+    }
+
+    /// Whether `request` comes straight from this machine: its peer is loopback, is not a trusted
+    /// proxy, and it carries no forwarding field (a proxy on this host, trusted or not, never makes a
+    /// remote client local; one that adds no such field cannot be told from a local client, which
+    /// is why the README's proxy set-ups all add one, and why `--admin-token` is safer).
+    private func isLocal(_ request: Request) -> Bool {
+        guard request.peer.isLoopback else { return false }
+        guard let address = request.peer.address else { return !TrustedProxies.hasForwardingField(request.headers) }
+        return proxies.client(peer: address, fields: request.headers).isLocal
     }
 
     /// Whether `request` carries `Authorization: Bearer <--admin-token>` (compared in constant time).

@@ -10,8 +10,10 @@ struct WidgetHandler: Sendable {
     let renders: SearchHandler.Renders
     let time: any TimeSource
 
-    /// The store's timeline at once; a search's through `driver`.
-    func answer(_ widget: WidgetRequest, _ presentation: Presentation, driver: PipelineDriver) -> Answer {
+    /// The store's timeline at once; a search's through `driver`, for `claim`.
+    func answer(
+        _ widget: WidgetRequest, _ presentation: Presentation, driver: PipelineDriver, claim: UpstreamClaim
+    ) -> Answer {
         guard let query = widget.search else {
             let (records, version) = search.store.versionedRecords
             return .ready(
@@ -21,7 +23,8 @@ struct WidgetHandler: Sendable {
         }
         return driver.start(
             WidgetPipeline(
-                steps: SearchSteps(query, handler: search), widget: widget, presentation: presentation, handler: self))
+                steps: SearchSteps(query, handler: search), widget: widget, presentation: presentation, handler: self),
+            claim: claim)
     }
 
     /// The JSON timeline with its ETag; `no-cache`, so clients revalidate (and get a 304 while

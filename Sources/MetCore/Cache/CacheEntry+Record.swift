@@ -31,8 +31,10 @@ extension CacheEntry {
         return bytes
     }
 
-    /// The entry `record` holds, if it is whole, of this build's format, for `key`, and its
-    /// checksum matches; nil otherwise (torn, truncated, damaged, or another key's).
+    /// The entry `record` holds, if it is whole, of this build's format, for `key`, its checksum
+    /// matches, and an object record's own `objectID` is the one its key names; nil otherwise
+    /// (torn, truncated, damaged, another key's, or one object's record stored under another's
+    /// key with its checksum made anew).
     public convenience init?(record: [UInt8], key expectedKey: String) {
         guard record.count > 8 else { return nil }
         var sum = ByteReader(record, from: record.count - 8)
@@ -48,6 +50,9 @@ extension CacheEntry {
             let body = reader.blob(), let gzipped = reader.optional({ $0.blob() }),
             let details = EntryDetails.read(from: &reader), reader.isAtEnd
         else { return nil }
+        if case .object(let summary) = details {
+            guard kind == .object, key == MetResource.object(id: summary.objectID).cacheKey else { return nil }
+        }
         self.init(
             key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, gzippedETag: gzippedETag,
             message: message, details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,

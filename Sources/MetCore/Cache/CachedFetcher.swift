@@ -51,9 +51,16 @@ final class CachedFetcher: EntryResolver {
         self.compress = compress
     }
 
-    func resolve(_ resource: MetResource, cached: CacheEntry?) async -> Resolution {
+    func resolve(
+        _ resource: MetResource, cached: CacheEntry?, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)?
+    ) async -> Resolution {
         let key = resource.cacheKey
-        let (result, joined) = await fill(resource, key: key, refreshing: false)
+        var (result, joined) = await fill(resource, key: key, refreshing: false, claim: claim, onPlaced: onPlaced)
+        if case .failure(.clientQueueFull) = result, joined {
+            // Refused for the clients that were waiting when the fetch was queued, before this
+            // claim joined: this client's own claim is judged on its own.
+            (result, joined) = await fill(resource, key: key, refreshing: false, claim: claim, onPlaced: nil)
+        }
         // Only this request's own cancellation (its client left) ends here; the answer goes nowhere.
         if case .failure(.cancelled) = result { return .cancelled }
         switch result {
@@ -68,7 +75,7 @@ final class CachedFetcher: EntryResolver {
             }
             cache.count(outcome)
             logger.debug("cache \(key): \(outcome.rawValue) (\(fill.source))")
-            if outcome == .revalidating { revalidate(resource, stale: fill.entry) }
+            if outcome == .revalidating { revalidate(resource, stale: fill.entry, claim: claim.inBackground) }
             return .entry(fill.entry, outcome)
         case .failure(let error):
             cache.count(joined ? .collapsed : .miss)
@@ -83,7 +90,7 @@ final class CachedFetcher: EntryResolver {
         }
     }
 
-    func revalidate(_ resource: MetResource, stale: CacheEntry) {
+    func revalidate(_ resource: MetResource, stale: CacheEntry, claim: UpstreamClaim) {
         let key = stale.key
         let now = time.now()
         let starts = refreshes.withLock { refreshes -> Bool in
@@ -97,7 +104,7 @@ final class CachedFetcher: EntryResolver {
         // Unstructured on purpose: the refresh belongs to no request, so no hang-up cancels it. A
         // failure stores nothing, and memory keeps the stale entry.
         Task {
-            let (result, _) = await self.fill(resource, key: key, refreshing: true)
+            let (result, _) = await self.fill(resource, key: key, refreshing: true, claim: claim)
             let retry = self.time.now() + Self.refreshRetryInterval
             self.refreshes.withLock { refreshes in
                 if case .success = result { refreshes[key] = nil } else { refreshes[key] = retry }
@@ -111,8 +118,8 @@ final class CachedFetcher: EntryResolver {
         case fresh
         /// Fetched and stored in both tiers.
         case fetched
-        /// The upstream failed; nothing was stored.
-        case failed
+        /// The upstream failed (why); nothing was stored.
+        case failed(UpstreamError)
     }
 
     /// Makes the cache hold `resource` fresh: nothing when memory does, else the persistent tier's
@@ -121,9 +128,9 @@ final class CachedFetcher: EntryResolver {
     func warm(_ resource: MetResource) async -> WarmOutcome {
         let key = resource.cacheKey
         if let entry = cache.entry(for: key), entry.isFresh(at: time.now()) { return .fresh }
-        switch await fill(resource, key: key, refreshing: true).result {
+        switch await fill(resource, key: key, refreshing: true, claim: .server).result {
         case .success(let fill): return fill.source == .upstream ? .fetched : .fresh
-        case .failure: return .failed
+        case .failure(let error): return .failed(error)
         }
     }
 
@@ -132,11 +139,13 @@ final class CachedFetcher: EntryResolver {
     /// one that is fresh (or within stale-while-revalidate, unless `refreshing`), else from the
     /// shared tier likewise, else from the upstream (see `fillFromGroup`), storing the answer in
     /// every tier. When the upstream fails, the freshest expired entry a tier held goes to memory,
-    /// where stale-if-error finds it.
-    private func fill(_ resource: MetResource, key: String, refreshing: Bool) async -> (
-        result: Result<Fill, UpstreamError>, joined: Bool
-    ) {
-        await flights.run(key) { [self] in
+    /// where stale-if-error finds it. `claim` is whose fill it is, for the pacer; `onPlaced` is
+    /// told when the fetch has its place (see `UpstreamDemand`).
+    private func fill(
+        _ resource: MetResource, key: String, refreshing: Bool, claim: UpstreamClaim,
+        onPlaced: (@Sendable () -> Void)? = nil
+    ) async -> (result: Result<Fill, UpstreamError>, joined: Bool) {
+        await flights.run(key, claim: claim, onPlaced: onPlaced) { [self] demand in
             // A flight for this key may have stored its entry between the driver's lookup on the
             // loop and this flight's start: then there is nothing to ask the upstream.
             if let stored = cache.entry(for: key), stored.isFresh(at: time.now()) {
@@ -148,20 +157,22 @@ final class CachedFetcher: EntryResolver {
                 cache.store(kept)
                 return .success(Fill(entry: kept, source: .disk))
             }
-            guard let shared else { return await fetch(resource, key: key, standIn: kept) }
-            return await fillFromGroup(resource, key: key, refreshing: refreshing, shared: shared, kept: kept)
+            guard let shared else { return await fetch(resource, key: key, standIn: kept, demand: demand) }
+            return await fillFromGroup(
+                resource, key: key, refreshing: refreshing, shared: shared, kept: kept, demand: demand)
         }
     }
 
     /// The shared tier's part of a fill: its entry when it holds a usable one; else the instance
     /// that takes the key's lock fetches and the others wait for its notice (or poll every
     /// `sharedPollInterval`) and read the entry it stored, sharing its failure if it failed. A lock
-    /// whose holder died expires, and the next to try takes it. Whenever the tier is unavailable,
-    /// this instance fetches by itself, and so it does when the wait has lasted a whole fetch
-    /// timeout (as long as a live holder can take): the holder's release or entry was lost, and
-    /// the lock has yet to expire.
+    /// whose holder died or fell silent expires within the tier's lease, and the next to try takes
+    /// it. Whenever the tier is unavailable, this instance fetches by itself, and so it does when
+    /// the wait has lasted a whole fetch timeout (as long as a live holder's fetch may take): the
+    /// holder's release or entry was lost.
     private func fillFromGroup(
-        _ resource: MetResource, key: String, refreshing: Bool, shared: any SharedTier, kept: CacheEntry?
+        _ resource: MetResource, key: String, refreshing: Bool, shared: any SharedTier, kept: CacheEntry?,
+        demand: UpstreamDemand
     ) async -> Result<Fill, UpstreamError> {
         var standIn = kept
         switch await shared.entry(for: key) {
@@ -176,15 +187,13 @@ final class CachedFetcher: EntryResolver {
         case .missing:
             metrics.countLookup(.redis, .miss)
         case .unavailable:
-            return await fetch(resource, key: key, standIn: standIn)
+            return await fetch(resource, key: key, standIn: standIn, demand: demand)
         }
         let deadline = time.now() + client.fetchTimeout
-        // A holder's fetch ends within the fetch timeout; the margin covers storing its answer.
-        let lockSeconds = client.fetchTimeout + 1
         while true {
-            switch await shared.lock(key, for: lockSeconds) {
+            switch await shared.lock(key) {
             case .unavailable:
-                return await fetch(resource, key: key, standIn: standIn)
+                return await fetch(resource, key: key, standIn: standIn, demand: demand)
             case .acquired(let token):
                 // The previous holder may have stored the entry and let go between the look above
                 // and this lock: then it is there now, and fetching it again would be a duplicate.
@@ -193,16 +202,19 @@ final class CachedFetcher: EntryResolver {
                     keepLocally(entry)
                     return .success(Fill(entry: entry, source: .sharedFill))
                 }
-                let result = await fetch(resource, key: key, standIn: standIn)
+                let result = await fetch(resource, key: key, standIn: standIn, demand: demand)
                 switch result {
                 case .success: shared.release(key, token: token, outcome: .stored)
-                case .failure(.cancelled): shared.release(key, token: token, outcome: .abandoned)
+                // Nothing asked of the Met: a waiter of the group takes the lock and fetches for itself.
+                case .failure(.cancelled), .failure(.clientQueueFull):
+                    shared.release(key, token: token, outcome: .abandoned)
                 case .failure(let error): shared.release(key, token: token, outcome: .failed(error))
                 }
                 return result
             case .held:
+                demand.placed()  // another instance fetches it
                 let now = time.now()
-                guard now < deadline else { return await fetch(resource, key: key, standIn: standIn) }
+                guard now < deadline else { return await fetch(resource, key: key, standIn: standIn, demand: demand) }
                 let wake = min(now + Self.sharedPollInterval, deadline)
                 switch await shared.awaitFill(key, freshAt: now, until: wake) {
                 case .found(let entry):
@@ -213,17 +225,18 @@ final class CachedFetcher: EntryResolver {
                 case .nothing:
                     continue
                 case .unavailable:
-                    return await fetch(resource, key: key, standIn: standIn)
+                    return await fetch(resource, key: key, standIn: standIn, demand: demand)
                 }
             }
         }
     }
 
-    /// Asks the upstream and stores the answer in every tier; on a failure, `standIn` (an expired
-    /// entry a tier held) goes to memory for stale-if-error.
-    private func fetch(_ resource: MetResource, key: String, standIn: CacheEntry?) async -> Result<Fill, UpstreamError>
-    {
-        let result = await client.fetch(resource).map { answer in
+    /// Asks the upstream for `demand` and stores the answer in every tier; on a failure, `standIn`
+    /// (an expired entry a tier held) goes to memory for stale-if-error.
+    private func fetch(
+        _ resource: MetResource, key: String, standIn: CacheEntry?, demand: UpstreamDemand
+    ) async -> Result<Fill, UpstreamError> {
+        let result = await client.fetch(resource, demand: demand).map { answer in
             let entry = CacheEntry(
                 key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
                 policy: freshness, message: answer.message, details: answer.details, compress: compress)

@@ -19,9 +19,12 @@ public protocol SharedTier: Sendable {
     /// tier is unavailable.
     func remove(_ key: String) async -> Bool?
 
-    /// Tries to become the one instance that fetches `key`: a lock that expires by itself after
-    /// `seconds`, so that a holder that died costs the others one wait, never a hang.
-    func lock(_ key: String, for seconds: Double) async -> SharedLock
+    /// Tries to become the one instance that fetches `key`. The lock lasts while its holder lives
+    /// and answers (the tier renews it) until `release`; a holder that dies or falls silent loses it
+    /// within the tier's lease (seconds), so that it costs the others one short wait, never a hang.
+    /// A lock asked for when the tier did not answer in time may still have been set: the tier
+    /// gives it back once it answers again.
+    func lock(_ key: String) async -> SharedLock
 
     /// Gives back a lock taken by `lock(_:for:)` (only if it is still this holder's), and tells
     /// the instances waiting in `awaitFill` how the fetch ended. Returns at once.
@@ -36,9 +39,10 @@ public protocol SharedTier: Sendable {
     /// once, on one clock for the whole group (GCRA).
     func takeToken(ratePerSecond: Double, burst: Int) async -> SharedToken
 
-    /// Opens the group's breaker until `until` (seconds since 1970): every instance's `onEvent`
-    /// gets `.blocked`, and so do instances that connect while it lasts. Returns at once.
-    func announceBlock(until: Double)
+    /// Opens the group's breaker for `seconds` from now: every instance's `onEvent` gets
+    /// `.blocked`, and so do instances that connect while it lasts. A duration, not a time, so that
+    /// the instances' clocks do not matter. Returns at once.
+    func announceBlock(for seconds: Double)
 
     /// Sets the one handler of what other instances announce (purges and blocks). Call once,
     /// before the first request; the handler runs on the tier's thread and must not block.
@@ -99,8 +103,9 @@ public enum SharedToken: Sendable, Equatable {
 public enum SharedEvent: Sendable, Equatable {
     /// `key` was purged: drop the local copies.
     case purged(key: String)
-    /// The firewall blocked the group until this time (seconds since 1970).
-    case blocked(until: Double)
+    /// The firewall blocked the group for this many seconds from the notice's arrival (told by
+    /// another instance; the receiver caps it at its longest cool-down).
+    case blocked(seconds: Double)
 }
 
 /// The shared tier's state, for `/health` and `/metrics`.
@@ -117,10 +122,16 @@ public struct SharedTierStatus: Sendable, Equatable {
     public var disconnects: Int
     /// Why the tier is down, when it is.
     public var lastError: String?
+    /// Whether what the group writes is signed with its secret (`--redis-secret`); false: records
+    /// carry a checksum only, and the group trusts whoever can write to the tier.
+    public var signed = false
+    /// Records and notices read and refused since start-up: a signature that does not verify, a
+    /// record stored under another key than its own, damage, or another version's format.
+    public var refused = 0
 
     public init(
         location: String, connected: Bool, roundTrip: Double?, unavailable: Int, disconnects: Int,
-        lastError: String?
+        lastError: String?, signed: Bool = false, refused: Int = 0
     ) {
         self.location = location
         self.connected = connected
@@ -128,5 +139,7 @@ public struct SharedTierStatus: Sendable, Equatable {
         self.unavailable = unavailable
         self.disconnects = disconnects
         self.lastError = lastError
+        self.signed = signed
+        self.refused = refused
     }
 }

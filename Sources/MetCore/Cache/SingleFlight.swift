@@ -3,9 +3,16 @@
 /// moment it arrives. A waiter whose task is cancelled leaves at once; the operation itself is
 /// never cancelled once started, even when every waiter has left: it runs to its end, so what it
 /// fetches still fills the cache, and callers arriving meanwhile join it.
+///
+/// Each caller brings its claim (whose request it is, and whether it waits in the foreground); the
+/// flight's `UpstreamDemand` gathers the first caller's and every joiner's, and the operation
+/// receives it, so that the pacer queues the flight's fetch for each of them. A waiter that
+/// leaves keeps its claim in the demand: the operation goes on, and the fetch it waits for is
+/// still that client's.
 public final class SingleFlight<Value: Sendable>: Sendable {
     private struct Flight {
         let id: UInt64
+        let demand: UpstreamDemand
         var waiters: [UInt64: CheckedContinuation<Result<Value, UpstreamError>, Never>] = [:]
     }
 
@@ -20,13 +27,16 @@ public final class SingleFlight<Value: Sendable>: Sendable {
 
     public init() {}
 
-    /// Runs `operation` for `key`, or joins the run already in progress for it.
+    /// Runs `operation` for `key` with a demand holding `claim`, or joins the run already in
+    /// progress for it (adding `claim` to its demand).
     ///
+    /// - Parameter onPlaced: told once the caller's fetch has its place: at once when it joins a
+    ///   run, else when the run's demand says so (`UpstreamDemand.placed()`).
     /// - Returns: the operation's result, and whether this call joined another's run (`true`) or
     ///   started its own (`false`). A cancelled waiter gets `.failure(.cancelled)`.
     public func run(
-        _ key: String,
-        operation: @escaping @Sendable () async -> Result<Value, UpstreamError>
+        _ key: String, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)? = nil,
+        operation: @escaping @Sendable (UpstreamDemand) async -> Result<Value, UpstreamError>
     ) async -> (result: Result<Value, UpstreamError>, joined: Bool) {
         let waiter = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -34,27 +44,34 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, UpstreamError>, Never>) in
-                state.withLock { state in
+                let joined = state.withLock { state -> UpstreamDemand? in
                     if Task.isCancelled {
                         continuation.resume(returning: .failure(.cancelled))
-                        return
+                        return nil
                     }
-                    if state.flights[key] != nil {
+                    if let flight = state.flights[key] {
                         state.flights[key]!.waiters[waiter] = continuation
                         state.joined.insert(waiter)
-                        return
+                        return flight.demand
                     }
                     state.nextID += 1
                     let id = state.nextID
-                    var flight = Flight(id: id)
+                    let demand = UpstreamDemand(claim, onPlaced: onPlaced)
+                    var flight = Flight(id: id, demand: demand)
                     flight.waiters[waiter] = continuation
                     // Unstructured on purpose: the operation belongs to all waiters, not to the first,
                     // and outlives them all.
                     Task {
-                        let result = await operation()
+                        let result = await operation(demand)
                         self.finish(key, flight: id, with: result)
                     }
                     state.flights[key] = flight
+                    return nil
+                }
+                // Outside the lock: the pacer may take the joined claim's place in its own.
+                if let joined {
+                    joined.add(claim)
+                    onPlaced?()
                 }
             }
         } onCancel: {

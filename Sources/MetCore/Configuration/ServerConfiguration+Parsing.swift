@@ -151,6 +151,12 @@ extension ServerConfiguration {
             "--upstream-concurrency", "2", "Most upstream requests in flight at once.", range: 1...64
         ) { $0.upstreamConcurrency = $1 },
         integerOption(
+            "--client-queue", "100",
+            "Most upstream fetches one client may have waiting for their turn (clients take turns); a "
+                + "request that needs more is answered 429 with Retry-After. Cached answers are never limited.",
+            range: 1...100_000
+        ) { $0.clientQueue = $1 },
+        integerOption(
             "--upstream-retries", "2",
             "Retries after a failed upstream attempt (5xx, no answer, timeout; never a 4xx or a block), "
                 + "with exponential back-off and jitter.",
@@ -227,14 +233,38 @@ extension ServerConfiguration {
             }
         },
         ConfigurationOption(
-            flag: "--admin-token", placeholder: "TOKEN", defaultText: "none (loopback clients only)",
-            help: "Lets any client that sends Authorization: Bearer TOKEN purge (DELETE /cache/...); "
-                + "16 to 256 visible ASCII characters."
+            flag: "--admin-token", placeholder: "TOKEN", defaultText: "none (clients on this machine only)",
+            help: "Purging (DELETE /cache/...) then needs Authorization: Bearer TOKEN, from anywhere, this "
+                + "machine included; 16 to 256 visible ASCII characters."
         ) { configuration, value in
-            guard (16...256).contains(value.utf8.count), value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                return "expected 16 to 256 visible ASCII characters (no spaces), got \(value.utf8.count) character(s)"
-            }
+            if let reason = secretProblem(value) { return reason }
             configuration.adminToken = value
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--trusted-proxy", placeholder: "CIDR,...", defaultText: "none",
+            help: "Reverse proxies whose forwarding field names the client (for the access log, fair shares "
+                + "of the upstream and the purge rule): addresses or blocks separated by commas "
+                + "(127.0.0.1,10.0.0.0/8,::1). From any other peer the field is ignored."
+        ) { configuration, value in
+            switch TrustedProxies.parse(value, field: configuration.trustedProxies.field) {
+            case .success(let proxies):
+                configuration.trustedProxies = proxies
+                return nil
+            case .failure(let error):
+                return error.reason
+            }
+        },
+        ConfigurationOption(
+            flag: "--forwarded-field", placeholder: "FIELD", defaultText: "x-forwarded-for",
+            help: "The field the trusted proxies write the client into: x-forwarded-for (nginx, Caddy; "
+                + "with X-Forwarded-Proto) or forwarded (RFC 7239). Only that one is read: a proxy passes the "
+                + "other on as the client sent it."
+        ) { configuration, value in
+            guard let field = ForwardingField(rawValue: value.lowercased()) else {
+                return "expected x-forwarded-for or forwarded, got '\(value)'"
+            }
+            configuration.trustedProxies.field = field
             return nil
         },
         ConfigurationOption(
@@ -268,6 +298,25 @@ extension ServerConfiguration {
             "--redis-fallback-rate", "a quarter of --upstream-rate",
             "Upstream requests per second this instance starts while Redis is unavailable."
         ) { $0.redisFallbackRate = $1 },
+        ConfigurationOption(
+            flag: "--redis-secret", placeholder: "SECRET", defaultText: "none (Redis writers are trusted)",
+            help: "The group's secret: every record and notice in Redis is signed with it (HMAC-SHA256) and "
+                + "one without a valid signature is refused; 16 to 256 visible ASCII characters, the same on "
+                + "every instance."
+        ) { configuration, value in
+            if let reason = secretProblem(value) { return reason }
+            configuration.redisSecret = value
+            return nil
+        },
+        ConfigurationOption(
+            flag: "--redis-secret-file", placeholder: "PATH", defaultText: "none",
+            help: "A file holding the group's secret (as --redis-secret; one trailing newline ignored), read "
+                + "at start-up, so that the secret stays out of the process list."
+        ) { configuration, value in
+            guard !value.isEmpty else { return "expected a file path" }
+            configuration.redisSecretFile = value
+            return nil
+        },
         ConfigurationOption(
             flag: "--log-level", placeholder: "LEVEL", defaultText: "info",
             help: "debug, info (includes the access log), warning or error."
@@ -354,6 +403,16 @@ extension ServerConfiguration {
     ]
 
     /// A rate of upstream requests per second, 0.01 to 10000.
+    /// Why `value` cannot be a secret (`--admin-token`, `--redis-secret`), or nil when it can: 16 to
+    /// 256 visible ASCII characters (a shorter one can be guessed; spaces and controls are lost in
+    /// configuration). The reason never repeats the value.
+    public static func secretProblem(_ value: String) -> String? {
+        guard (16...256).contains(value.utf8.count), value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return "expected 16 to 256 visible ASCII characters (no spaces), got \(value.utf8.count) character(s)"
+        }
+        return nil
+    }
+
     private static func rateOption(
         _ flag: String, _ defaultText: String, _ help: String,
         set: @escaping @Sendable (inout ServerConfiguration, Double) -> Void

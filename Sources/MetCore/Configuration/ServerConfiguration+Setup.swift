@@ -16,3 +16,31 @@ extension ServerConfiguration {
         }
     }
 }
+
+extension ServerConfiguration {
+    /// The group's secret: `--redis-secret`, or the contents of `--redis-secret-file` (one trailing
+    /// newline dropped), checked as the flag's value is; nil when neither is given. Throws a
+    /// `ConfigurationError` naming the flag when both are given or the file cannot be read or used.
+    public func groupSecret() throws(ConfigurationError) -> String? {
+        guard let path = redisSecretFile else { return redisSecret }
+        guard redisSecret == nil else {
+            throw ConfigurationError(flag: "--redis-secret-file", reason: "give --redis-secret or this flag, not both")
+        }
+        guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8)
+        else {
+            throw ConfigurationError(flag: "--redis-secret-file", reason: "cannot read '\(path)'")
+        }
+        if text.hasSuffix("\n") { text.removeLast() }
+        if let reason = Self.secretProblem(text) {
+            throw ConfigurationError(flag: "--redis-secret-file", reason: "'\(path)': \(reason)")
+        }
+        return text
+    }
+
+    /// The largest record the instances of a group store in Redis and read back, in bytes: a
+    /// record holds the body (at most `upstreamMaxBody`), its gzip copy (no larger, for bodies
+    /// worth compressing) and what was read from it; 2 × `upstreamMaxBody` + 1 MiB holds the
+    /// largest the Met sends (the whole object list, about 10 MB as a record) with room to spare.
+    /// A larger record stays with the instance that fetched it; a larger reply drops the link.
+    public var sharedRecordLimit: Int { 2 * upstreamMaxBody + 1_048_576 }
+}

@@ -63,9 +63,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds between two `metadataDate` syncs in the server (the first one interval after the
     /// last successful one, or after start-up when there was none); 0 turns them off. Default 1 day.
     public var syncInterval: Double = 86_400
-    /// The bearer token that allows the purge routes (`DELETE /cache/…`) from clients that are not
-    /// on this machine. Default nil: only loopback clients may purge.
+    /// The bearer token that allows the purge routes (`DELETE /cache/…`); when set, the only way to
+    /// purge, from this machine too. Default nil: only clients on this machine, straight (not
+    /// through a proxy), may purge.
     public var adminToken: String?
+    /// The reverse proxies whose forwarding field names the client (`--trusted-proxy`, and the
+    /// field with `--forwarded-field`), for the access log, the upstream's fair shares and the
+    /// purge rule. Default none: the peer is the client, and no forwarding field is believed.
+    public var trustedProxies = TrustedProxies.none
     /// The Redis of the shared tier (`--redis`), which several instances share: entries, single
     /// flight, purges, the upstream budget and the breaker. Default nil: no shared tier.
     public var redis: RedisAddress?
@@ -77,6 +82,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Upstream calls per second this instance starts while Redis is unavailable, when the group's
     /// budget cannot be asked; nil: a quarter of `upstreamRate`.
     public var redisFallbackRate: Double?
+    /// The group's secret (`--redis-secret`, or read from `--redis-secret-file` at start-up): the
+    /// key of the MAC every record and notice in Redis carries, so that only instances that know it
+    /// can write what the others believe. Nil: records carry a checksum only, and the group
+    /// trusts whoever can write to Redis.
+    public var redisSecret: String?
+    /// A file holding the group's secret (`--redis-secret-file`), read when the server starts (a
+    /// secret on the command line shows in the process list); nil for none.
+    public var redisSecretFile: String?
+    /// The most upstream fetches one client may have waiting for their turn (`--client-queue`);
+    /// a request needing more is answered 429. Default 100: one whole batch or search page.
+    public var clientQueue = 100
 
     /// The rate the pacer keeps while Redis is unavailable: `redisFallbackRate`, else a quarter of
     /// the group's rate (four instances falling back together stay within the budget).

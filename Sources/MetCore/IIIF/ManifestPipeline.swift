@@ -43,18 +43,19 @@ struct ManifestPipeline: Pipeline {
             ) { IIIFManifest(record: IIIFRecord.read(entry.body), id: id, base: base).body }.response)
     }
 
-    /// The base URL of the manifest's `id`s: `--public-url` when set, else `http://` and the
-    /// request's `Host` when it is a plain authority (letters, digits, `-._~`, `:` and the brackets
-    /// of an IPv6 literal, at most 255 bytes), else `http://localhost`. The host comes from the
-    /// client, so it is checked byte by byte before it goes into the body; the render is kept per base.
-    static func base(publicURL: String?, host: String?) -> String {
+    /// The base URL of the manifest's `id`s: `--public-url` when set, else `scheme` (`http`, or
+    /// `https` when a trusted proxy says the client used it) and the request's `Host` when it is a
+    /// plain authority (letters, digits, `-._~`, `:` and the brackets of an IPv6 literal, at most
+    /// 255 bytes), else `localhost`. The host comes from the client, so it is checked byte by byte
+    /// before it goes into the body; the render is kept per base.
+    static func base(publicURL: String?, scheme: String, host: String?) -> String {
         if let publicURL { return publicURL }
         guard let host, (1...255).contains(host.utf8.count),
             host.utf8.allSatisfy({
                 Grammar.isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[")
                     || $0 == UInt8(ascii: "]")
             })
-        else { return "http://localhost" }
-        return "http://" + host
+        else { return scheme + "://localhost" }
+        return scheme + "://" + host
     }
 }

@@ -131,6 +131,17 @@ struct MetricsHandler: Sendable {
         text.sample("themet_pacer_waiting", [:], Double(figures.waiting))
         text.family("themet_pacer_waits_total", "counter", "Upstream calls that had to queue for a token or a slot.")
         text.sample("themet_pacer_waits_total", [:], Double(pacer.waits))
+        text.family(
+            "themet_upstream_queue", "gauge",
+            "Upstream calls waiting for their turn, by class: foreground (a request waits for it) or background.")
+        text.sample("themet_upstream_queue", ["class": "foreground"], Double(figures.waitingInForeground))
+        text.sample("themet_upstream_queue", ["class": "background"], Double(figures.waitingInBackground))
+        text.family("themet_upstream_queue_clients", "gauge", "Clients with at least one upstream call waiting.")
+        text.sample("themet_upstream_queue_clients", [:], Double(figures.clientsWaiting))
+        text.family(
+            "themet_upstream_refused_total", "counter",
+            "Upstream calls refused (429) because every client that needed them had --client-queue calls waiting.")
+        text.sample("themet_upstream_refused_total", [:], Double(figures.refused))
         let state = monitor.state(at: time.now())
         text.family(
             "themet_breaker_state", "gauge", "The firewall breaker's state: 1 for the current one, 0 for the others.")
@@ -154,6 +165,16 @@ struct MetricsHandler: Sendable {
         text.sample("themet_redis_unavailable_total", [:], Double(status.unavailable))
         text.family("themet_redis_disconnects_total", "counter", "Times the connection to Redis was lost.")
         text.sample("themet_redis_disconnects_total", [:], Double(status.disconnects))
+        text.family(
+            "themet_redis_signed", "gauge",
+            "1 when what the group writes to Redis is signed with its secret; 0: whoever can write to Redis is trusted."
+        )
+        text.sample("themet_redis_signed", [:], status.signed ? 1 : 0)
+        text.family(
+            "themet_redis_refused_total", "counter",
+            "Records and notices read from Redis and refused: a bad signature, another key's record, damage or "
+                + "another version.")
+        text.sample("themet_redis_refused_total", [:], Double(status.refused))
     }
 
     /// A cache outcome as a label value.

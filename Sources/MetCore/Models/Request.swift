@@ -9,10 +9,10 @@ public struct Request: Sendable {
     public var headers: HTTPFields
     /// The request body; empty for the GET requests this server serves.
     public var body: [UInt8]
-    /// Whether the client is on this machine (a loopback address or a Unix-domain socket), as the
-    /// HTTP layer saw it when the connection was accepted. False unless the HTTP layer says so:
-    /// only what depends on it (the purge routes) is refused to a request that does not know.
-    public var fromLoopback = false
+    /// The other end of the connection, as the HTTP layer saw it when it accepted the connection.
+    /// Unknown unless the HTTP layer says so: what depends on it (the purge routes) is refused to
+    /// a request that does not know, and its upstream share is that of every such request.
+    public var peer = RequestPeer.unknown
     /// The request's ID, which the HTTP layer sends as `X-Request-Id` and logs; problem documents
     /// carry it as `requestId`. Nil for requests made in process (the CLI, tests).
     public var requestID: String?

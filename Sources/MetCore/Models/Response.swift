@@ -49,6 +49,9 @@ public struct Response: Sendable {
     public var cacheOutcome: CacheOutcome
     /// The route it answered, for `/metrics` (set by `MetService` once routed).
     public var route: MetricRoute = .none
+    /// For the access log only: the client behind a trusted proxy, as its forwarding field names it
+    /// (the log shows the connection's peer when nil).
+    public var clientAddress: String?
     /// Send the body with chunked transfer-coding instead of `Content-Length`. Only the fake Met
     /// uses it, to behave like the real API.
     public var isChunked: Bool = false

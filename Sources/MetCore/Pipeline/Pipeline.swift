@@ -66,4 +66,13 @@ enum Resolution: Sendable {
         if case .entry(let entry, _) = self { return entry }
         return nil
     }
+
+    /// Whether the fetch was refused because the request's client already had its share of
+    /// fetches waiting (`UpstreamError.clientQueueFull`). A request with such a resolution is
+    /// answered with that refusal (429), even when other parts of it could be shown: it asked for
+    /// more than its share.
+    var isRefused: Bool {
+        if case .failed(.clientQueueFull) = self { return true }
+        return false
+    }
 }

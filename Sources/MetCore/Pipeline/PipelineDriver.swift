@@ -31,7 +31,8 @@ final class PipelineDriver: Sendable {
     /// Advances `pipeline` on the calling thread while memory meets its needs (with fresh entries,
     /// or expired ones within stale-while-revalidate, whose refresh it starts). Never waits; a
     /// fresh hit allocates no task. The suspension it may return starts nothing until run.
-    func start<P: Pipeline>(_ pipeline: P) -> Answer {
+    /// `claim` is whose request it is: its fetches wait in that client's lane of the pacer.
+    func start<P: Pipeline>(_ pipeline: P, claim: UpstreamClaim) -> Answer {
         var pipeline = pipeline
         var resolutions: [Resolution] = []
         // One reading of the clock: every step here runs within microseconds.
@@ -52,11 +53,15 @@ final class PipelineDriver: Sendable {
                 for entry in found {
                     guard let entry, let outcome = entry.servedOutcome(at: now) else {
                         return .suspended(
-                            Suspension { [pipeline] in await self.resume(pipeline, need, found: found, at: now) })
+                            Suspension { [pipeline] in
+                                await self.resume(pipeline, need, found: found, at: now, claim: claim)
+                            })
                     }
                     resolutions.append(.entry(entry, outcome))
                 }
-                for (resource, resolution) in zip(need.resources, resolutions) { served(resource, resolution) }
+                for (resource, resolution) in zip(need.resources, resolutions) {
+                    served(resource, resolution, claim: claim)
+                }
             }
         }
     }
@@ -74,11 +79,11 @@ final class PipelineDriver: Sendable {
 
     /// The rest of `pipeline` in a task: meets `need` (whose memory entries were `found` at `now`),
     /// then every later step, each key looked up in memory once, until the pipeline responds.
-    private func resume<P: Pipeline>(_ pipeline: P, _ need: Need, found: [CacheEntry?], at now: Double) async
-        -> Response
-    {
+    private func resume<P: Pipeline>(
+        _ pipeline: P, _ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim
+    ) async -> Response {
         var pipeline = pipeline
-        var resolutions = await meet(need, found: found, at: now)
+        var resolutions = await meet(need, found: found, at: now, claim: claim)
         while true {
             switch pipeline.advance(resolutions, at: time.now()) {
             case .respond(let response):
@@ -89,17 +94,18 @@ final class PipelineDriver: Sendable {
                 resolutions = look(resources, at: time.now())
             case .need(let next):
                 let lookedAt = time.now()
-                resolutions = await meet(next, found: lookUp(next.resources, at: lookedAt), at: lookedAt)
+                resolutions = await meet(
+                    next, found: lookUp(next.resources, at: lookedAt), at: lookedAt, claim: claim)
             }
         }
     }
 
     /// Counts a resolution met from memory, and starts the refresh of an entry served while it
     /// is revalidated.
-    private func served(_ resource: MetResource, _ resolution: Resolution) {
+    private func served(_ resource: MetResource, _ resolution: Resolution, claim: UpstreamClaim) {
         guard case .entry(let entry, let outcome) = resolution else { return }
         cache.count(outcome)
-        if outcome == .revalidating { resolver.revalidate(resource, stale: entry) }
+        if outcome == .revalidating { resolver.revalidate(resource, stale: entry, claim: claim.inBackground) }
     }
 
     /// The resolutions of a peek (`Step.peek`) at `entries` at `now`: those memory still holds,
@@ -142,35 +148,41 @@ final class PipelineDriver: Sendable {
     /// One resolution per resource of `need`: the entries of `found` that memory can serve (fresh,
     /// or within stale-while-revalidate, then refreshed), the others through the resolver (in
     /// order, or in the background until the need's wait ends).
-    private func meet(_ need: Need, found: [CacheEntry?], at now: Double) async -> [Resolution] {
+    private func meet(_ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim) async -> [Resolution] {
         var resolutions = [Resolution](repeating: .pending, count: need.resources.count)
         var missing: [Int] = []
         for (index, entry) in found.enumerated() {
             if let entry, let outcome = entry.servedOutcome(at: now) {
                 resolutions[index] = .entry(entry, outcome)
-                served(need.resources[index], resolutions[index])
+                served(need.resources[index], resolutions[index], claim: claim)
             } else {
                 missing.append(index)
             }
         }
         guard let wait = need.wait else {
             for index in missing {
-                let resolution = await resolver.resolve(need.resources[index], cached: found[index])
+                let resolution = await resolver.resolve(
+                    need.resources[index], cached: found[index], claim: claim, onPlaced: nil)
                 resolutions[index] = resolution
                 if case .entry = resolution { continue }
                 break  // The rest stay pending: the pipeline stops at this failure.
             }
             return resolutions
         }
-        for (index, resolution) in await fill(missing.map { (need.resources[$0], found[$0]) }, until: now + wait) {
+        let wanted = missing.map { (need.resources[$0], found[$0]) }
+        for (index, resolution) in await fill(wanted, until: now + wait, claim: claim) {
             resolutions[missing[index]] = resolution
         }
         return resolutions
     }
 
     /// Starts a background resolution for each of `wanted` (joining any already running), and
-    /// waits for them until `deadline`. Returns what arrived, by index into `wanted`.
-    private func fill(_ wanted: [(MetResource, CacheEntry?)], until deadline: Double) async -> [Int: Resolution] {
+    /// waits for them until `deadline`, and past it until each has its place with the upstream
+    /// (see `FillCollector`). Returns what arrived, by index into `wanted`: a fetch the client had
+    /// no room for arrives as its refusal.
+    private func fill(
+        _ wanted: [(MetResource, CacheEntry?)], until deadline: Double, claim: UpstreamClaim
+    ) async -> [Int: Resolution] {
         let admitted = backgroundFills.withLock { running -> Int in
             let count = min(max(0, Self.maxBackgroundFills - running), wanted.count)
             running += count
@@ -185,7 +197,8 @@ final class PipelineDriver: Sendable {
             // Unstructured on purpose: the fetch must outlive this request (its deadline, or its
             // client leaving) so that the cache fills for the next identical request.
             Task {
-                let resolution = await self.resolver.resolve(resource, cached: cached)
+                let resolution = await self.resolver.resolve(
+                    resource, cached: cached, claim: claim, onPlaced: { collector.place(index) })
                 self.backgroundFills.withLock { $0 -= 1 }
                 collector.deliver(index, resolution)
             }

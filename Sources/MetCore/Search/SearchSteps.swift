@@ -72,6 +72,9 @@ struct SearchSteps: Sendable {
             stage = .objects(ids: page.ids, total: page.total, reachable: page.reachable)
             return .need(Need(page.ids.map { .object(id: $0) }, wait: query.wait))
         case .objects(let ids, let total, let reachable):
+            if let index = resolutions.firstIndex(where: \.isRefused) {
+                return .failure(handler.presenter.failure(resolutions[index], of: .object(id: ids[index])))
+            }
             var entries: [Int: CacheEntry] = [:]
             var sources = reader.entries
             var outcome = reader.outcome

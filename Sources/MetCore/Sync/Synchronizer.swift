@@ -95,7 +95,7 @@ final class Synchronizer: Sendable {
         let order = inMemory.sorted { $0.lastUse > $1.lastUse }.map(\.resource) + onDiskOnly
         report.cached = order.count
         for resource in order {
-            if await fetcher.warm(resource) == .failed { report.failed += 1 } else { report.refreshed += 1 }
+            if case .failed = await fetcher.warm(resource) { report.failed += 1 } else { report.refreshed += 1 }
         }
         do {
             try state.save(started)

@@ -76,13 +76,18 @@ public struct MetClient: Sendable {
     /// (no upstream call), otherwise waits for the pacer, makes one attempt, judges it, and
     /// retries per the policy while the next attempt could still start before `deadline`.
     ///
-    /// - Parameter deadline: seconds since 1970 after which the fetch gives up; default now +
-    ///   `requestTimeout`. Each attempt is also bounded by `upstreamTimeout`.
+    /// - Parameters:
+    ///   - deadline: seconds since 1970 after which the fetch gives up; default now +
+    ///     `requestTimeout`. Each attempt is also bounded by `upstreamTimeout`.
+    ///   - demand: whose fetch it is, for the pacer's turns and client limits; nil for the
+    ///     server's own work.
     /// - Returns: the answer, or the last attempt's failure; `.timeout` when the deadline passed
     ///   before a first attempt could start; `.blocked` when a block began meanwhile;
-    ///   `.cancelled` when the task was cancelled.
-    public func fetch(_ resource: MetResource, deadline: Double? = nil) async -> Result<CacheableAnswer, UpstreamError>
-    {
+    ///   `.clientQueueFull` when the pacer turned the first attempt away; `.cancelled` when the
+    ///   task was cancelled.
+    public func fetch(
+        _ resource: MetResource, deadline: Double? = nil, demand: UpstreamDemand? = nil
+    ) async -> Result<CacheableAnswer, UpstreamError> {
         let deadline = deadline ?? time.now() + requestTimeout
         var attempt = 0
         var lastFailure: UpstreamError?
@@ -93,7 +98,9 @@ public struct MetClient: Sendable {
             do {
                 let number = attempt
                 let asked = time.now()
-                result = try await pacer.run(deadline: deadline) { () async throws(UpstreamError) in
+                // A retry keeps the place the first attempt was given: only a new fetch is refused.
+                result = try await pacer.run(deadline: deadline, demand: demand, mayRefuse: attempt == 1) {
+                    () async throws(UpstreamError) in
                     let waited = time.now() - asked
                     if waited >= 0.001 {
                         logger.debug("pacer: \(resource.cacheKey) waited \(Self.milliseconds(waited)) for its turn")
@@ -109,6 +116,9 @@ public struct MetClient: Sendable {
                 if error == .timeout, let lastFailure { return .failure(lastFailure) }
                 if error == .timeout {
                     logger.warning("upstream \(resource.cacheKey): no turn with the pacer in time")
+                }
+                if case .clientQueueFull = error {
+                    logger.debug("pacer: \(resource.cacheKey) refused: its clients' queues are full")
                 }
                 return .failure(error)
             }
@@ -187,7 +197,7 @@ public struct MetClient: Sendable {
         case .blocked: .blocked
         case .status(let code): code >= 500 ? .serverError : .clientError
         case .malformed: .malformed
-        case .cancelled: .cancelled
+        case .cancelled, .clientQueueFull: .cancelled
         }
     }
 
@@ -250,7 +260,8 @@ public struct MetClient: Sendable {
         if error == .blocked {
             pacer.failWaiting(with: .blocked)
             group?.fallback.failWaiting(with: .blocked)
-            if let until = monitor.blockedUntil(at: time.now()) { group?.tier.announceBlock(until: until) }
+            let now = time.now()
+            if let until = monitor.blockedUntil(at: now) { group?.tier.announceBlock(for: until - now) }
         }
         if error != .cancelled { logger.warning("upstream \(text) (attempt \(attempt) of \(retryPolicy.maxAttempts))") }
     }
@@ -304,6 +315,7 @@ extension UpstreamError {
         case .status(let code): "answered HTTP \(code)"
         case .malformed(let reason): "malformed answer: \(reason)"
         case .cancelled: "cancelled"
+        case .clientQueueFull(let seconds): "not sent: the client's queue is full (retry after \(Int(seconds)) s)"
         }
     }
 }

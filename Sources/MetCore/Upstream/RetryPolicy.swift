@@ -44,7 +44,7 @@ public struct RetryPolicy: Sendable {
         switch error {
         case .status(let code): (500...599).contains(code)
         case .unreachable, .timeout: true
-        case .blocked, .malformed, .cancelled: false
+        case .blocked, .malformed, .cancelled, .clientQueueFull: false
         }
     }
 

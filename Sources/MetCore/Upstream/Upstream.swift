@@ -28,6 +28,10 @@ public enum UpstreamError: Error, Sendable, Equatable {
     case malformed(String)
     /// The call was cancelled because nobody waits for it any more.
     case cancelled
+    /// Never sent: it would have had to wait in the pacer, and every client that needed it already
+    /// has `--client-queue` calls waiting there (`UpstreamPacer`). The client may ask again after
+    /// `retryAfter` seconds; answered with a 429.
+    case clientQueueFull(retryAfter: Double)
 }
 
 /// Where the server gets Met data from: the real API over HTTP(S), or a fixture directory.

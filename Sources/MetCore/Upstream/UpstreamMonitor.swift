@@ -121,10 +121,14 @@ public final class UpstreamMonitor: Sendable {
         }
     }
 
-    /// Opens the breaker until `until` for a block another instance of the group saw (its notice
-    /// arrived at `time`); a longer block already open is kept. A block that begins this way is
-    /// counted as a trip, but its cool-down stays this instance's own.
-    public func adoptBlock(until: Double, at time: Double) {
+    /// Opens the breaker for `seconds` from `time` for a block another instance of the group saw
+    /// (its notice arrived at `time`), at most `cooldownLimit`: a notice can only say what a block
+    /// of this group could be, whatever clock or intent sent it. A longer block already open is
+    /// kept. A block that begins this way is counted as a trip, but its cool-down stays this
+    /// instance's own.
+    public func adoptBlock(for seconds: Double, at time: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        let until = time + min(seconds, cooldownLimit)
         state.withLock { state in
             guard until > time, until > (state.blockedUntil ?? 0) else { return }
             if (state.blockedUntil ?? 0) <= time { state.trips += 1 }

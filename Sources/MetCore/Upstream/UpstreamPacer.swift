@@ -1,12 +1,23 @@
 /// Paces every call to one upstream: a token bucket (`ratePerSecond`, holding up to `burst`
-/// tokens) and an in-flight limit (`concurrency`), served first come, first served.
+/// tokens) and an in-flight limit (`concurrency`), shared fairly between the clients whose
+/// requests need the calls.
 ///
-/// A call starts when it is at the head of the queue, fewer than `concurrency` calls are in flight,
-/// and a token is in the bucket. It then takes the token and a slot, and gives the slot back when
-/// its body returns or throws; the token is spent for good. So in any window of `w` seconds at most
+/// A call starts when it is chosen, fewer than `concurrency` calls are in flight, and a token is in
+/// the bucket. It then takes the token and a slot, and gives the slot back when its body returns or
+/// throws; the token is spent for good. So in any window of `w` seconds at most
 /// `burst + ratePerSecond × w` calls start, and never more than `concurrency` run at once. The Met's
-/// firewall blocks clients that hurry (docs/MET-API.md §6), and this is the one place that keeps this server
-/// from hurrying.
+/// firewall blocks clients that hurry (docs/MET-API.md §6), and this is the one place that keeps
+/// this server from hurrying.
+///
+/// Which waiting call is chosen: each call carries the claims of the requests that need it
+/// (`UpstreamDemand`: a client and a class, foreground or background) and waits in one lane per
+/// claim, a lane being one client's queue in one class, first come, first served. Foreground lanes
+/// go before background ones; within a class the clients take turns, one call each, so one
+/// client's hundred misses do not delay another's one (a call several clients need waits in each
+/// of their lanes and starts in the first turn that comes). A client with `clientLimit` calls
+/// waiting gets no further place: a call none of whose claims can be queued is refused with
+/// `.clientQueueFull` and the seconds until its client would have room again; the server's own
+/// claims (`UpstreamClaim.server`) are never refused.
 ///
 /// The bucket is kept as a theoretical arrival time (GCRA): the moment the next token is due is one
 /// stored number, so a wake-up scheduled for it is never a rounding error short of it.
@@ -15,7 +26,7 @@
 /// task at a time, never `Task.sleep` or Dispatch timers, so tests drive the pacer by advancing a
 /// manual clock. Thread-safe; share one instance for every call to one upstream.
 public final class UpstreamPacer: Sendable {
-    /// What `/health` shows of the pacer.
+    /// What `/health` and `/metrics` show of the pacer.
     public struct Figures: Sendable, Equatable {
         /// Calls per second that may start, on average.
         public var ratePerSecond: Double
@@ -25,16 +36,58 @@ public final class UpstreamPacer: Sendable {
         public var concurrency: Int
         /// Calls in flight now.
         public var inFlight: Int
-        /// Calls queued for a token or a slot now.
+        /// Calls waiting for their turn, a token or a slot now.
         public var waiting: Int
+        /// Of those, the calls some request waits for (the rest only refresh or fill the cache).
+        public var waitingInForeground: Int = 0
+        /// Clients with at least one call waiting.
+        public var clientsWaiting: Int = 0
+        /// The most calls one client may have waiting.
+        public var clientLimit: Int = .max
+        /// Calls refused since start-up because every client that needed them had `clientLimit`
+        /// calls waiting.
+        public var refused: Int = 0
+
+        /// Calls waiting that no request waits for.
+        public var waitingInBackground: Int { waiting - waitingInForeground }
+    }
+
+    /// A place in a lane: the class and the client (nil: the server's own work).
+    private struct Lane: Hashable {
+        let priority: UpstreamClaim.Priority
+        let client: String?
     }
 
     /// One queued call.
     private struct Waiter {
-        let id: UInt64
         /// Seconds since 1970; at or past it the call leaves with `.timeout`.
         let deadline: Double
         let continuation: CheckedContinuation<Result<Void, UpstreamError>, Never>
+        /// The lanes it waits in; it starts from whichever reaches it first.
+        var lanes: [Lane]
+        /// The clients it counts against (each once).
+        var clients: Set<String?> { Set(lanes.map(\.client)) }
+        var isForeground: Bool { lanes.contains { $0.priority == .foreground } }
+    }
+
+    /// One lane's calls, oldest first; calls that started or left through another lane are skipped
+    /// when they reach the head.
+    private struct Queue {
+        var tickets: [UInt64] = []
+        var head = 0
+
+        var isEmpty: Bool { head == tickets.count }
+
+        mutating func removeFirst() {
+            head += 1
+            if head == tickets.count {
+                tickets.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64, head * 2 >= tickets.count {
+                tickets.removeFirst(head)
+                head = 0
+            }
+        }
     }
 
     /// The one task sleeping on the clock for the queue's next time-driven event.
@@ -50,12 +103,20 @@ public final class UpstreamPacer: Sendable {
         /// `now >= tat - (burst - 1) / ratePerSecond`. 0 means a full bucket.
         var tat = 0.0
         var inFlight = 0
-        /// FIFO; the head is the only call that may start next.
-        var queue: [Waiter] = []
+        /// The calls waiting, by ticket.
+        var waiters: [UInt64: Waiter] = [:]
+        var queues: [Lane: Queue] = [:]
+        /// Per class, the clients whose lanes hold calls, in turn order, and whose turn is next.
+        var rotation: [[String?]] = [[], []]
+        var turn = [0, 0]
+        /// Calls waiting per client (a call in two of its lanes counts once).
+        var waitingByClient: [String?: Int] = [:]
         var timer: Timer?
         var nextID: UInt64 = 0
         /// Calls that had to queue, since start-up.
         var waits = 0
+        /// Calls refused for their clients' limit, since start-up.
+        var refused = 0
     }
 
     /// Work decided under the lock and done after it: resuming waiters, stopping a stale timer.
@@ -75,6 +136,8 @@ public final class UpstreamPacer: Sendable {
     public let burst: Int
     /// The most calls in flight at once.
     public let concurrency: Int
+    /// The most calls one client may have waiting (`--client-queue`).
+    public let clientLimit: Int
     private let time: any TimeSource
     private let state = Locked(State())
 
@@ -82,28 +145,40 @@ public final class UpstreamPacer: Sendable {
     ///   - ratePerSecond: average calls started per second; must be positive.
     ///   - burst: tokens the bucket holds, at least 1.
     ///   - concurrency: calls in flight at once, at least 1.
+    ///   - clientLimit: calls one client may have waiting, at least 1; no limit by default.
     ///   - time: the clock that tokens refill on and waits sleep on.
-    public init(ratePerSecond: Double, burst: Int, concurrency: Int, time: any TimeSource) {
+    public init(
+        ratePerSecond: Double, burst: Int, concurrency: Int, clientLimit: Int = .max, time: any TimeSource
+    ) {
         precondition(ratePerSecond > 0 && ratePerSecond.isFinite, "the pacer needs a positive rate")
         precondition(burst >= 1 && concurrency >= 1, "the pacer needs a burst and a concurrency of at least 1")
+        precondition(clientLimit >= 1, "a client may have at least one call waiting")
         self.ratePerSecond = ratePerSecond
         self.burst = burst
         self.concurrency = concurrency
+        self.clientLimit = clientLimit
         self.time = time
     }
 
     /// Waits for its turn, a token and a slot, then runs `body` in the calling task and frees the
     /// slot when `body` returns or throws.
     ///
-    /// - Parameter deadline: seconds since 1970. If it passes while the call waits (or has already
-    ///   passed), the call leaves the queue and throws `.timeout`; `body` itself is not bounded.
+    /// - Parameters:
+    ///   - deadline: seconds since 1970. If it passes while the call waits (or has already
+    ///     passed), the call leaves the queue and throws `.timeout`; `body` itself is not bounded.
+    ///   - demand: whose call it is; nil for the server's own work (one background lane, never
+    ///     refused).
+    ///   - mayRefuse: false for a call that must queue even past its clients' limits (a retry of a
+    ///     fetch that was let through once).
     /// - Throws: `.timeout` as above; `.cancelled` if the task is cancelled while waiting (the call
-    ///   leaves the queue and spends no token); any error passed to `failWaiting(with:)` while it
-    ///   waits; or whatever `body` throws.
+    ///   leaves the queue and spends no token); `.clientQueueFull` when the call would have to
+    ///   wait and every client of its demand has `clientLimit` calls waiting; any error passed to
+    ///   `failWaiting(with:)` while it waits; or whatever `body` throws.
     public func run<T: Sendable>(
-        deadline: Double, _ body: @Sendable () async throws(UpstreamError) -> T
+        deadline: Double, demand: UpstreamDemand? = nil, mayRefuse: Bool = true,
+        _ body: @Sendable () async throws(UpstreamError) -> T
     ) async throws(UpstreamError) -> T {
-        try await admit(deadline: deadline)
+        try await admit(deadline: deadline, demand: demand, mayRefuse: mayRefuse)
         defer { release() }
         return try await body()
     }
@@ -113,8 +188,12 @@ public final class UpstreamPacer: Sendable {
     public func failWaiting(with error: UpstreamError) {
         let effects = state.withLock { state -> Effects in
             var effects = Effects()
-            effects.resumptions = state.queue.map { ($0.continuation, .failure(error)) }
-            state.queue = []
+            effects.resumptions = state.waiters.values.map { ($0.continuation, .failure(error)) }
+            state.waiters = [:]
+            state.queues = [:]
+            state.rotation = [[], []]
+            state.turn = [0, 0]
+            state.waitingByClient = [:]
             effects.cancelledTimer = state.timer?.task
             state.timer = nil
             return effects
@@ -122,53 +201,75 @@ public final class UpstreamPacer: Sendable {
         effects.perform()
     }
 
-    /// The figures now.
     /// Calls that had to queue for a token or a slot since start-up (for `/metrics`).
     public var waits: Int { state.withLock { $0.waits } }
 
+    /// The figures now.
     public var figures: Figures {
         state.withLock { state in
             Figures(
                 ratePerSecond: ratePerSecond, burst: burst, concurrency: concurrency, inFlight: state.inFlight,
-                waiting: state.queue.count)
+                waiting: state.waiters.count, waitingInForeground: state.waiters.values.count(where: \.isForeground),
+                clientsWaiting: state.waitingByClient.keys.count { $0 != nil }, clientLimit: clientLimit,
+                refused: state.refused)
         }
     }
 
     /// Returns once this call holds a token and a slot.
-    private func admit(deadline: Double) async throws(UpstreamError) {
+    private func admit(deadline: Double, demand: UpstreamDemand?, mayRefuse: Bool) async throws(UpstreamError) {
         if Task.isCancelled { throw .cancelled }
         let now = time.now()
         if deadline <= now { throw .timeout }
         let ticket = state.withLock { state -> UInt64? in
-            if state.queue.isEmpty, state.inFlight < concurrency, conforms(state, at: now) {
+            if state.waiters.isEmpty, state.inFlight < concurrency, conforms(state, at: now) {
                 start(&state, at: now)
                 return nil
             }
             state.nextID += 1
-            state.waits += 1
             return state.nextID
         }
-        guard let ticket else { return }
+        guard let ticket else {
+            demand?.placed()
+            return
+        }
+        defer { demand?.stopObserving() }
 
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, UpstreamError>, Never>) in
                 let now = time.now()
+                var queued = false
                 let effects = state.withLock { state -> Effects in
+                    var effects = Effects()
                     if Task.isCancelled {
-                        var effects = Effects()
                         effects.resumptions = [(continuation, .failure(.cancelled))]
                         return effects
                     }
-                    state.queue.append(Waiter(id: ticket, deadline: deadline, continuation: continuation))
-                    return pump(&state, at: now)
+                    // Claims that join while the call waits give it a place in their lanes too. Asked
+                    // under this lock, so that a claim added meanwhile waits for the call to be queued.
+                    let claims =
+                        demand?.observe { [weak self] claim in self?.join(ticket, claim) } ?? [UpstreamClaim.server]
+                    var lanes = claims.compactMap { admissible($0, in: state) }
+                    if lanes.isEmpty {
+                        guard !mayRefuse else {
+                            state.refused += 1
+                            let wait = retryAfter(claims[0].client, in: state, at: now)
+                            effects.resumptions = [(continuation, .failure(.clientQueueFull(retryAfter: wait)))]
+                            return effects
+                        }
+                        lanes = [Lane(priority: claims[0].priority, client: claims[0].client)]
+                    }
+                    queued = true
+                    return enqueue(
+                        ticket, Waiter(deadline: deadline, continuation: continuation, lanes: lanes), into: &state,
+                        at: now)
                 }
+                if queued { demand?.placed() }
                 effects.perform()
             }
         } onCancel: {
             let now = time.now()
             let effects = state.withLock { state -> Effects in
-                guard let index = state.queue.firstIndex(where: { $0.id == ticket }) else { return Effects() }
-                let waiter = state.queue.remove(at: index)
+                guard let waiter = remove(ticket, from: &state) else { return Effects() }
                 var effects = pump(&state, at: now)  // the next in line may start now
                 effects.resumptions.append((waiter.continuation, .failure(.cancelled)))
                 return effects
@@ -176,6 +277,80 @@ public final class UpstreamPacer: Sendable {
             effects.perform()
         }
         try result.get()
+    }
+
+    /// The lane `claim` gives a call, or nil when its client already has `clientLimit` calls
+    /// waiting (the server's own claims are never turned away). Under the lock.
+    private func admissible(_ claim: UpstreamClaim, in state: State) -> Lane? {
+        if let client = claim.client, state.waitingByClient[client, default: 0] >= clientLimit { return nil }
+        return Lane(priority: claim.priority, client: claim.client)
+    }
+
+    /// Puts the call waiting as `ticket` in its lanes and pumps. Under the lock.
+    private func enqueue(_ ticket: UInt64, _ waiter: Waiter, into state: inout State, at now: Double) -> Effects {
+        var waiter = waiter
+        var unique: [Lane] = []
+        for lane in waiter.lanes where !unique.contains(lane) { unique.append(lane) }
+        waiter.lanes = unique
+        state.waits += 1
+        state.waiters[ticket] = waiter
+        for client in waiter.clients { state.waitingByClient[client, default: 0] += 1 }
+        for lane in unique { place(ticket, in: lane, &state) }
+        return pump(&state, at: now)
+    }
+
+    /// Appends `ticket` to `lane`, which joins its class's turns when it was empty. Under the lock.
+    private func place(_ ticket: UInt64, in lane: Lane, _ state: inout State) {
+        let wasEmpty = state.queues[lane]?.isEmpty ?? true
+        state.queues[lane, default: Queue()].tickets.append(ticket)
+        if wasEmpty, !state.rotation[lane.priority.rawValue].contains(lane.client) {
+            // Last in the round: every client already waiting has its turn first.
+            let priority = lane.priority.rawValue
+            let position = state.turn[priority]
+            state.rotation[priority].insert(lane.client, at: position)
+            state.turn[priority] = position + 1
+            if state.turn[priority] >= state.rotation[priority].count { state.turn[priority] = 0 }
+        }
+    }
+
+    /// A claim that joined the call waiting as `ticket`: a place in the claim's lane, unless the
+    /// call has one there already or its client has no room (it then only waits for the call).
+    private func join(_ ticket: UInt64, _ claim: UpstreamClaim) {
+        let now = time.now()
+        let effects = state.withLock { state -> Effects in
+            guard var waiter = state.waiters[ticket] else { return Effects() }
+            let lane = Lane(priority: claim.priority, client: claim.client)
+            guard !waiter.lanes.contains(lane) else { return Effects() }
+            let counted = waiter.clients.contains(claim.client)
+            if !counted, admissible(claim, in: state) == nil { return Effects() }
+            waiter.lanes.append(lane)
+            state.waiters[ticket] = waiter
+            if !counted { state.waitingByClient[claim.client, default: 0] += 1 }
+            place(ticket, in: lane, &state)
+            return pump(&state, at: now)
+        }
+        effects.perform()
+    }
+
+    /// Takes the call waiting as `ticket` out (its lanes skip it from now on) and uncounts it.
+    /// Under the lock.
+    private func remove(_ ticket: UInt64, from state: inout State) -> Waiter? {
+        guard let waiter = state.waiters.removeValue(forKey: ticket) else { return nil }
+        for client in waiter.clients {
+            let left = state.waitingByClient[client, default: 1] - 1
+            state.waitingByClient[client] = left > 0 ? left : nil
+        }
+        return waiter
+    }
+
+    /// Seconds until `client` would have room for one more call, were its calls served at its
+    /// share of the rate (one turn in every round of the clients waiting), plus the wait for the
+    /// next token. At least one second. Under the lock.
+    private func retryAfter(_ client: String?, in state: State, at now: Double) -> Double {
+        let excess = state.waitingByClient[client, default: 0] - clientLimit + 1
+        let clients = max(1, state.waitingByClient.keys.count)
+        let token = max(0, nextStart(state) - now)
+        return max(1, (token + Double(max(1, excess) * clients) / ratePerSecond).rounded(.up))
     }
 
     /// Frees the slot of a call whose body has ended, and lets the next in line start.
@@ -214,24 +389,52 @@ public final class UpstreamPacer: Sendable {
         state.inFlight += 1
     }
 
+    /// The call whose turn it is, taken out of its lanes' queues; nil when none waits. Foreground
+    /// before background; within a class, the next client in turn, the oldest call of its lane.
+    /// Under the lock.
+    private func next(_ state: inout State) -> UInt64? {
+        for priority in UpstreamClaim.Priority.allCases {
+            let round = priority.rawValue
+            while !state.rotation[round].isEmpty {
+                if state.turn[round] >= state.rotation[round].count { state.turn[round] = 0 }
+                let position = state.turn[round]
+                let lane = Lane(priority: priority, client: state.rotation[round][position])
+                var queue = state.queues[lane] ?? Queue()
+                // Calls that started or left through another lane are skipped.
+                while !queue.isEmpty, state.waiters[queue.tickets[queue.head]] == nil { queue.removeFirst() }
+                guard !queue.isEmpty else {
+                    state.queues[lane] = nil
+                    state.rotation[round].remove(at: position)
+                    continue
+                }
+                let ticket = queue.tickets[queue.head]
+                queue.removeFirst()
+                state.queues[lane] = queue
+                state.turn[round] = position + 1
+                return ticket
+            }
+        }
+        return nil
+    }
+
     /// Under the lock: sends away calls whose deadline has come, starts whoever may start, and
-    /// makes sure the timer wakes for the next time-driven event (a token for the head, the
+    /// makes sure the timer wakes for the next time-driven event (a token for the next call, the
     /// earliest deadline), or stops it when none is pending.
     private func pump(_ state: inout State, at now: Double) -> Effects {
         var effects = Effects()
-        state.queue.removeAll { waiter in
-            guard waiter.deadline <= now else { return false }
+        for (ticket, waiter) in state.waiters where waiter.deadline <= now {
+            _ = remove(ticket, from: &state)
             effects.resumptions.append((waiter.continuation, .failure(.timeout)))
-            return true
         }
-        while let head = state.queue.first, state.inFlight < concurrency, conforms(state, at: now) {
-            state.queue.removeFirst()
+        while !state.waiters.isEmpty, state.inFlight < concurrency, conforms(state, at: now),
+            let ticket = next(&state), let waiter = remove(ticket, from: &state)
+        {
             start(&state, at: now)
-            effects.resumptions.append((head.continuation, .success(())))
+            effects.resumptions.append((waiter.continuation, .success(())))
         }
 
-        var wake = state.queue.lazy.map(\.deadline).min()
-        if !state.queue.isEmpty, state.inFlight < concurrency {
+        var wake = state.waiters.values.lazy.map(\.deadline).min()
+        if !state.waiters.isEmpty, state.inFlight < concurrency {
             let tokenDue = nextStart(state)
             wake = min(wake ?? tokenDue, tokenDue)
         }

@@ -18,6 +18,9 @@ public struct WarmProgress: Sendable, Equatable {
     public var fresh = 0
     /// The Met failed for them (they are asked again by the next warm-up or request).
     public var failed = 0
+    /// While the Met's firewall blocks the server: when the block ends (seconds since 1970), after
+    /// which the warm-up goes on with the object it was on. Nil otherwise.
+    public var blockedUntil: Double?
 
     /// Objects dealt with so far.
     public var done: Int { fetched + fresh + failed }
@@ -28,9 +31,17 @@ public struct WarmProgress: Sendable, Equatable {
 /// Fills the cache ahead of requests: the IDs of a source, then each object through the pacer
 /// unless a tier holds it fresh. One object at a time (the pacer sets the pace anyway), so a stop
 /// between two leaves nothing half done; every fetched entry is in memory and queued for the disk.
+/// A firewall block is waited out (the object it refused is asked again once it ends): a warm-up
+/// is the long, patient job the block asks for, and knocking during it only extends it.
 struct Warmer: Sendable {
     let fetcher: CachedFetcher
     let searchAPI: SearchAPIMode
+    /// The breaker: when a block ends.
+    let monitor: UpstreamMonitor
+    let time: any TimeSource
+
+    /// How often a stop is looked for while a block is waited out, in seconds.
+    static let stopCheckInterval = 1.0
 
     /// The object IDs `source` names, in its order, without repeats; through the cache (a list
     /// fetched here is stored like any other).
@@ -68,24 +79,53 @@ struct Warmer: Sendable {
         }
     }
 
-    /// Warms `ids` in order until `stop` says so (asked before each), telling `report` after each.
+    /// Warms `ids` in order until `stop` says so (asked before each, and every
+    /// `stopCheckInterval` while a block is waited out), telling `report` after each, and every
+    /// `stopCheckInterval` while a block is waited out (`blockedUntil` set).
     func warm(_ ids: [Int], stop: () -> Bool, report: (WarmProgress) -> Void) async -> WarmProgress {
         var progress = WarmProgress(total: ids.count)
-        for id in ids {
-            if stop() { break }
-            switch await fetcher.warm(.object(id: id)) {
+        var index = ids.startIndex
+        while index < ids.endIndex, !stop() {
+            switch await fetcher.warm(.object(id: ids[index])) {
             case .fresh: progress.fresh += 1
             case .fetched: progress.fetched += 1
+            case .failed(.blocked):
+                guard await waitOutBlock(&progress, stop: stop, report: report) else { return progress }
+                continue  // the same object again
             case .failed: progress.failed += 1
             }
+            index += 1
             report(progress)
         }
         return progress
     }
 
+    /// Waits until the firewall's block ends, reporting it; false when `stop` said so meanwhile.
+    /// A block this instance's breaker does not show (another instance's fetch reported it first)
+    /// is given one `stopCheckInterval` before the object is asked again.
+    private func waitOutBlock(
+        _ progress: inout WarmProgress, stop: () -> Bool, report: (WarmProgress) -> Void
+    ) async -> Bool {
+        defer { progress.blockedUntil = nil }
+        let now = time.now()
+        var until = monitor.blockedUntil(at: now) ?? now + Self.stopCheckInterval
+        while until > time.now() {
+            progress.blockedUntil = until
+            report(progress)
+            if stop() { return false }
+            do {
+                try await time.sleep(until: min(until, time.now() + Self.stopCheckInterval))
+            } catch {
+                return false
+            }
+            until = monitor.blockedUntil(at: time.now()) ?? until
+        }
+        return !stop()
+    }
+
     /// The ID list `resource` answers.
     private func list(_ resource: MetResource) async -> Result<IDList, UpstreamError> {
-        switch await fetcher.resolve(resource, cached: nil) {
+        switch await fetcher.resolve(resource, cached: nil, claim: .server, onPlaced: nil) {
         case .entry(let entry, _):
             guard case .ids(let list) = entry.details else { return .failure(.malformed("no ID list")) }
             return .success(list)

@@ -92,7 +92,7 @@ final class FakeGroup: Sendable {
 
         func remove(_ key: String) async -> Bool? { group.remove(key) }
 
-        func lock(_ key: String, for seconds: Double) async -> SharedLock { group.lock(key, for: seconds) }
+        func lock(_ key: String) async -> SharedLock { group.lock(key) }
 
         func release(_ key: String, token: String, outcome: SharedFillOutcome) {
             group.release(key, token: token, outcome: outcome)
@@ -106,7 +106,7 @@ final class FakeGroup: Sendable {
             group.takeToken(ratePerSecond: ratePerSecond, burst: burst)
         }
 
-        func announceBlock(until: Double) { group.announceBlock(until: until) }
+        func announceBlock(for seconds: Double) { group.announceBlock(for: seconds) }
 
         func onEvent(_ handler: @escaping @Sendable (SharedEvent) -> Void) {
             group.state.withLock { $0.handlers.append(handler) }
@@ -144,7 +144,8 @@ final class FakeGroup: Sendable {
         return removed
     }
 
-    private func lock(_ key: String, for seconds: Double) -> SharedLock {
+    /// A member's lock lasts until released (the member lives); only a ghost's expires.
+    private func lock(_ key: String) -> SharedLock {
         let action = state.withLock { state in
             defer { state.beforeNextLock = nil }
             return state.beforeNextLock
@@ -156,7 +157,7 @@ final class FakeGroup: Sendable {
             if let held = state.locks[key], held.expires > now { return .held }
             state.nextToken += 1
             let token = "token-\(state.nextToken)"
-            state.locks[key] = (token, now + seconds)
+            state.locks[key] = (token, .infinity)
             return .acquired(token: token)
         }
     }
@@ -208,12 +209,12 @@ final class FakeGroup: Sendable {
         }
     }
 
-    private func announceBlock(until: Double) {
+    private func announceBlock(for seconds: Double) {
         let handlers = state.withLock { state -> [@Sendable (SharedEvent) -> Void] in
             guard state.available else { return [] }
-            state.breaker = max(state.breaker, until)
+            state.breaker = max(state.breaker, time.now() + seconds)
             return state.handlers
         }
-        for handler in handlers { handler(.blocked(until: until)) }
+        for handler in handlers { handler(.blocked(seconds: seconds)) }
     }
 }

@@ -139,6 +139,13 @@ func waitUntil(
     Issue.record("the condition never held", sourceLocation: sourceLocation)
 }
 
+extension RequestPeer {
+    /// A client on this machine, straight (no proxy).
+    static let loopback = RequestPeer(address: IPAddress("127.0.0.1")!)
+    /// A client elsewhere on the LAN.
+    static let lan = RequestPeer(address: IPAddress("192.0.2.10")!)
+}
+
 extension Responder {
     /// The response to `request` when the loop thread has it at once; nil when the answer would
     /// suspend (the suspension is dropped, which starts nothing).
