@@ -6,7 +6,7 @@ PORT        ?= 8080
 ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev libssl-dev \
 	ca-certificates
-TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl
+TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
@@ -63,7 +63,8 @@ deps:
 ## And those the tests use: promtool (from prometheus) checks /metrics; redis-server is the shared
 ## tier of the multi-instance tests (Tests/with-redis starts one for the run and stops it after);
 ## chromium and chromium-driver run the explorer's tests (Tests/Python/run starts and stops them);
-## openssl makes the certificate of their stand-in for the Met's image host.
+## openssl makes the certificate of their stand-in for the Met's image host; nginx-light is the
+## reverse proxy the README documents, which the sharing tests put in front of themet.
 test-deps: deps
 	$(call apt_install,$(TEST_APT_PACKAGES))
 

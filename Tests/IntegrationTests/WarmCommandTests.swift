@@ -50,6 +50,23 @@ struct WarmCommandTests {
         #expect(await restarted.themet.waitForExit() == 0)
     }
 
+    /// The Met's firewall blocks after three requests, for two seconds: the warm-up waits the
+    /// block out (saying so), asks again for the object the block refused, and completes.
+    @Test func aBlockIsWaitedOutAndTheWarmUpCompletes() async throws {
+        let servers = try await Servers.start(
+            fake: ["--synthetic", "100", "--block-after", "3", "--block-seconds", "2"],
+            themet: PersistenceTests.unpaced)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+        let file = try Self.idFile(Array(1...8), in: servers.dataDirectory)
+        let outcome = try await Self.warm(
+            servers, ["--ids", file, "--block-cooldown", "1s", "--upstream-retries", "0"] + PersistenceTests.unpaced)
+        #expect(outcome.status == 0, "\(outcome.errorText)")
+        #expect(outcome.errorText.contains("waiting out the Met's firewall block until"), "\(outcome.errorText)")
+        let summary = String(decoding: outcome.output, as: UTF8.self)
+        #expect(summary.contains("8 fetched, 0 already fresh, 0 failed"), "\(summary)")
+    }
+
     @Test func onATerminalItDrawsABar() async throws {
         let servers = try await Servers.start(fake: ["--synthetic", "100"], themet: PersistenceTests.unpaced)
         servers.themet.signal(SIGTERM)

@@ -6,9 +6,10 @@ import Foundation
 final class RawConnection: Sendable {
     private let descriptor: CInt
 
-    /// Connects (the kernel completes the handshake even while the server is not accepting).
-    init(port: Int, readTimeout: Double = 5) throws {
-        descriptor = try Self.connect(port: port, readTimeout: readTimeout)
+    /// Connects (the kernel completes the handshake even while the server is not accepting), from
+    /// `source` (another loopback address, such as 127.0.0.2, makes another client) or 127.0.0.1.
+    init(port: Int, readTimeout: Double = 5, from source: String = "127.0.0.1") throws {
+        descriptor = try Self.connect(port: port, readTimeout: readTimeout, from: source)
     }
 
     deinit { Glibc.close(descriptor) }
@@ -40,6 +41,15 @@ final class RawConnection: Sendable {
                 Thread.sleep(forTimeInterval: interval)
             }
             return bytes.count
+        }
+    }
+
+    /// The bytes one read gives: empty when the peer closed or `readTimeout` passed without a byte.
+    func receive() async -> [UInt8] {
+        await Self.onThread { [descriptor] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            return count > 0 ? Array(buffer[0..<count]) : []
         }
     }
 
@@ -101,11 +111,25 @@ final class RawConnection: Sendable {
         return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    /// A blocking socket connected to 127.0.0.1:`port` whose reads give up after `readTimeout`
-    /// seconds without a byte; the caller closes it.
-    static func connect(port: Int, readTimeout: Double) throws -> CInt {
+    /// A blocking socket connected from `source` (a loopback address) to 127.0.0.1:`port` whose
+    /// reads give up after `readTimeout` seconds without a byte; the caller closes it.
+    static func connect(port: Int, readTimeout: Double, from source: String = "127.0.0.1") throws -> CInt {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw ProcessFailure("socket failed") }
+        if source != "127.0.0.1" {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                Glibc.close(descriptor)
+                throw ProcessFailure("could not bind \(source)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -123,6 +147,14 @@ final class RawConnection: Sendable {
         var timeout = timeval(tv_sec: Int(whole), tv_usec: Int((readTimeout - whole) * 1_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         return descriptor
+    }
+
+    /// One request (`request`, a whole HTTP/1.1 message) and its response, on a new connection from
+    /// `source` to 127.0.0.1:`port`: the response as text (see `readResponse`).
+    static func exchange(port: Int, from source: String, _ request: String) async throws -> String {
+        let connection = try RawConnection(port: port, readTimeout: 30, from: source)
+        guard await connection.send(Array(request.utf8)) else { throw ProcessFailure("the server closed at once") }
+        return await connection.readResponse()
     }
 
     private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {

@@ -100,6 +100,8 @@ struct InstanceGroup: Sendable {
     let fake: RunningProcess
     let instances: [RunningProcess]
     let redis: RedisServer
+    /// What every Redis key and the channel of this group start with (`--redis-prefix`).
+    let prefix: String
 
     static func start(
         _ count: Int = 3, redis: RedisServer, byName: Bool = false, fake fakeArguments: [String] = [],
@@ -122,7 +124,7 @@ struct InstanceGroup: Sendable {
                         "--redis", url, "--redis-prefix", prefix,
                     ] + themetArguments))
         }
-        let group = InstanceGroup(fake: fake, instances: instances, redis: redis)
+        let group = InstanceGroup(fake: fake, instances: instances, redis: redis, prefix: prefix)
         try await group.waitUntilConnected()
         return group
     }

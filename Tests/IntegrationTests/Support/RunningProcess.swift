@@ -76,9 +76,15 @@ final class RunningProcess: Sendable {
     var isRunning: Bool { process.isRunning }
 
     /// The resident set size now, in bytes (VmRSS in /proc), or nil once the process is gone.
-    var residentBytes: Int? {
+    var residentBytes: Int? { status("VmRSS:") }
+
+    /// The most the resident set has been since the process started, in bytes (VmHWM in /proc).
+    var peakResidentBytes: Int? { status("VmHWM:") }
+
+    /// A figure in kB of /proc/PID/status, in bytes.
+    private func status(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
             let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
         else { return nil }
         return kilobytes * 1_024
