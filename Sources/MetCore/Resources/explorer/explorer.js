@@ -190,15 +190,27 @@ function showResults() {
   setStatus('results', `${FORMAT.format(search.total)} result${search.total === 1 ? '' : 's'} for ${quoted(search.words)}; ${shown} shown.`, detail);
 }
 
-/** Whether `failure` is the Met's firewall refusing this server (a 503 with Retry-After). */
-function isBlock(failure) {
-  return failure.status === 503 && failure.problem?.code === 'upstream_blocked';
+/**
+ * Whether `failure` asks to wait and try again, with Retry-After: the Met's firewall refusing this
+ * server (a 503 `upstream_blocked`), or this browser's share of the Met in use (a 429
+ * `too_many_requests`: it asked for more objects than may wait at once).
+ */
+function mustWait(failure) {
+  const code = failure.problem?.code;
+  return (failure.status === 503 && code === 'upstream_blocked') || (failure.status === 429 && code === 'too_many_requests');
+}
+
+/** What a wait for `failure` says while it counts down. */
+function waitHeadline(failure) {
+  return failure.status === 429
+    ? 'This browser already has its share of requests waiting for the Met.'
+    : 'The Met’s firewall is refusing this server’s requests for a while.';
 }
 
 /** A failed request's problem, shown: its title and detail. */
 function showFailure(failure) {
   const problem = failure.problem || {};
-  if (isBlock(failure)) {
+  if (mustWait(failure)) {
     setStatus('blocked', problem.title || 'The Met is refusing requests for a while.',
       `${problem.detail || ''} Try again in ${failure.retryAfter ?? 60} s.`);
     return;
@@ -207,17 +219,17 @@ function showFailure(failure) {
 }
 
 /**
- * A firewall block, shown as a countdown of `seconds`, second by second. Resolves at 0; rejects
- * with an AbortError when `signal` aborts (Stop, or another search).
+ * A wait (a firewall block, or this browser's share of the Met in use), shown as a countdown of
+ * `seconds`, second by second, under `headline`. Resolves at 0; rejects with an AbortError when
+ * `signal` aborts (Stop, or another search).
  */
-function countDown(seconds, signal) {
+function countDown(seconds, signal, headline = waitHeadline({ status: 503 })) {
   const status = $('status');
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(aborted());
     let left = Math.max(1, Math.ceil(seconds));
     const show = () => {
-      setStatus('blocked', 'The Met’s firewall is refusing this server’s requests for a while.',
-        `Trying again in ${left} s.`);
+      setStatus('blocked', headline, `Trying again in ${left} s.`);
       status.dataset.retryIn = String(left);
     };
     const onAbort = () => {
@@ -388,8 +400,8 @@ async function loadPage(url, controller) {
       try {
         page = await getJSON(url, controller.signal);
       } catch (error) {
-        if (!isBlock(error)) throw error;
-        await countDown(error.retryAfter ?? 60, controller.signal);
+        if (!mustWait(error)) throw error;
+        await countDown(error.retryAfter ?? 60, controller.signal, waitHeadline(error));
         showProgress();
         continue;
       }
