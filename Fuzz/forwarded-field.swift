@@ -21,7 +21,7 @@ public func fuzzForwardedField(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
 
     let nodes = ForwardingFields.xForwardedFor(lines)
     let elements = ForwardingFields.forwarded(lines)
-    for list in [nodes, elements?.compactMap(\.node)] {
+    for list in [nodes?.compactMap({ $0 }), elements?.compactMap(\.node)] {
         precondition((list?.count ?? 0) <= ForwardingFields.maxElements, "more elements than the bound")
         for case .address(let address) in list ?? [] { checkRoundTrip(address) }
     }
@@ -80,7 +80,9 @@ func check(_ client: RequestClient, policy: TrustedProxies, peer: IPAddress?, fi
     }
     let nodes: [ForwardedNode]? =
         switch policy.field {
-        case .xForwardedFor: ForwardingFields.xForwardedFor(fields.values(for: "X-Forwarded-For"))
+        // An element that is no node stands for a proxy that did not say, as `unknown` does.
+        case .xForwardedFor:
+            ForwardingFields.xForwardedFor(fields.values(for: "X-Forwarded-For"))?.map { $0 ?? .unknown }
         case .forwarded: ForwardingFields.forwarded(fields.values(for: "Forwarded"))?.map { $0.node ?? .unknown }
         }
     guard let nodes else {

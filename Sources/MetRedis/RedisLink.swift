@@ -402,9 +402,13 @@ final class RedisLink: @unchecked Sendable {
             // A connection dropped for a reply over the bound is freed with its error set, and
             // hiredis then says REDIS_OK: the error is what it was.
             let failed = status != REDIS_OK || context.pointee.err != 0
-            let reason = failed ? context.pointee.errstr.map { String(cString: $0) } : "disconnected"
-            RedisLink.link(data).forget(
-                UnsafeMutablePointer(mutating: context), reason: "connection lost (\(reason ?? "?"))")
+            let link = RedisLink.link(data)
+            var reason = failed ? context.pointee.errstr.map { String(cString: $0) } ?? "?" : "disconnected"
+            // The reader's word for a reply object it could not make, which the bound's charge refuses.
+            if context.pointee.err == REDIS_ERR_OOM {
+                reason = "a reply larger than \(link.settings.replyLimit) bytes, or out of memory"
+            }
+            link.forget(UnsafeMutablePointer(mutating: context), reason: "connection lost (\(reason))")
         }
         return context
     }

@@ -183,7 +183,9 @@ struct RedisTrustTests {
         let redis = try await RedisServer.own()
         let group = try await InstanceGroup.start(
             1, redis: redis, fake: ["--synthetic", "100"],
-            themet: MultiInstanceTests.unpaced + ["--upstream-max-body", "1MiB"])
+            // A timeout far longer than the reply takes to arrive, even on a busy machine: the bound,
+            // not the timeout, must be what drops the link.
+            themet: MultiInstanceTests.unpaced + ["--upstream-max-body", "1MiB", "--redis-timeout", "5s"])
         let client = try RedisClient(port: redis.port)
         _ = try await client.command(
             [

@@ -181,6 +181,37 @@ struct FairShareTests {
         #expect(log.withLock { $0 } == ["refresh", "sync"])
     }
 
+    /// Background calls that time out while the foreground keeps the pacer busy leave nothing behind
+    /// in their lanes: a background lane's turn may not come for a long time.
+    @Test func lanesOfCallsThatLeftAreCleanedWithoutWaitingForTheirTurn() async {
+        let time = ManualTime()
+        let pacer = await exhaustedPacer(time)
+        let log = Locked<[String]>([])
+        var calls: [Task<UpstreamError?, Never>] = []
+        for index in 0..<300 {
+            let claim = UpstreamClaim(client: "c\(index)", priority: .background)
+            calls.append(
+                Task {
+                    do throws(UpstreamError) {
+                        try await pacer.run(deadline: time.now() + 0.5, demand: UpstreamDemand(claim)) {}
+                        return nil
+                    } catch {
+                        return error
+                    }
+                })
+        }
+        await waitUntil { pacer.figures.waiting == 300 }
+        #expect(pacer.laneFigures == (300, 300))
+        time.advance(by: 0.5)
+        for call in calls { #expect(await call.value == .timeout) }
+        // The next call through the pacer finds the lanes cleaned.
+        let next = call(pacer, "a", Self.client("a"), log: log)
+        await waitUntil { pacer.figures.waiting == 1 }
+        #expect(pacer.laneFigures.tickets <= 1 && pacer.laneFigures.clients <= 1)
+        time.advance(by: 1)
+        #expect(await next.value == nil)
+    }
+
     @Test func aDemandKeepsOneClaimPerClientAndClass() {
         let demand = UpstreamDemand(UpstreamClaim(client: "a", priority: .foreground))
         demand.add(UpstreamClaim(client: "a", priority: .background))
@@ -228,10 +259,15 @@ struct FairShareServiceTests {
         #expect(flood.problemCode == "too_many_requests")
         let retryAfter = try #require(flood.headers["Retry-After"].flatMap(Int.init))
         #expect(retryAfter >= 1)
-        // What could be queued was: the first call went at once, five wait.
+        // What fitted in the client's share was started: five fetches, the first at once, four wait.
+        await waitUntil { harness.service.pacer.figures.waiting == 4 }
+        await waitUntil { harness.service.backgroundFillsRunning == 4 }
+        // A single miss takes the fifth place in the pacer, and the next one finds none.
+        let fifth = Task { await Self.get("/objects/30", from: .lan, on: harness) }
         await waitUntil { harness.service.pacer.figures.waiting == 5 }
-        let again = await Self.get("/objects/30", from: .lan, on: harness)
+        let again = await Self.get("/objects/31", from: .lan, on: harness)
         #expect(again.status == 429)
+        #expect(again.headers["Retry-After"] != nil)
 
         // Another client's miss waits one turn of the flood's, not five.
         let other = Task { await Self.get("/objects/99", from: Self.other, on: harness) }
@@ -246,6 +282,25 @@ struct FairShareServiceTests {
         // Hits are never limited, whoever asks.
         let hit = await Self.get("/objects/99", from: .lan, on: harness)
         #expect(hit.status == 200 && hit.cacheOutcome == .hit)
+        fifth.cancel()
+        #expect(await fifth.value.status == 499)
+    }
+
+    /// A client that asks again for a page whose fetches are under way (as the explorer does for
+    /// pending objects) joins them: that is no new share of the upstream, and no 429.
+    @Test func askingAgainForPendingObjectsIsNoNewShare() async throws {
+        let harness = Self.harness()
+        let ids = "/objects?wait=0&ids=" + (1...5).map(String.init).joined(separator: ",")
+        let first = await Self.get(ids, from: .lan, on: harness)
+        #expect(first.status == 200)
+        await waitUntil { harness.service.pacer.figures.waiting == 4 }
+        for _ in 0..<3 {
+            let again = await Self.get(ids, from: .lan, on: harness)
+            #expect(again.status == 200)
+            #expect(try again.jsonObject()["pending"] as? [Int] == [2, 3, 4, 5])
+        }
+        #expect(harness.service.pacer.figures.waiting == 4)
+        #expect(harness.upstream.calls.count == 1)
     }
 
     @Test func healthAndMetricsShowTheQueuesByClassAndNeverAnAddress() async throws {

@@ -18,16 +18,23 @@ import Testing
         #expect(ForwardingFields.xForwardedFor(lines) == nodes.map(node))
     }
 
+    @Test(arguments: [[], [""], [" , ,"], [",", " "]] as [[String]])
+    func anXForwardedForWithoutAnElementIsNone(lines: [String]) {
+        #expect(ForwardingFields.xForwardedFor(lines) == nil)
+    }
+
+    /// Each element is read on its own: one that is no node is nil, and its neighbours stand.
     @Test(
         arguments: [
-            [], [""], [" , ,"], ["1.2.3.4 5.6.7.8"], ["1.2.3.4;5.6.7.8"], ["1.2.3.4:"], ["1.2.3.4:123456"],
-            ["1.2.3.4:ab"], ["1.2.3.4:80:90"], ["[1.2.3.4]"], ["[2001:db8::1"], ["[2001:db8::1]443"],
-            ["[2001:db8::1]:"],
-            ["2001:db8::1]"], ["[]"], ["_hidden"], ["fe80::1%eth0"], ["1.2.3.4", "bogus"], ["\"1.2.3.4\""],
-            ["for=1.2.3.4"], ["1.2.3"], ["unknown:80"], ["localhost"],
-        ] as [[String]])
-    func aMalformedXForwardedForIsNotBelieved(lines: [String]) {
-        #expect(ForwardingFields.xForwardedFor(lines) == nil)
+            "1.2.3.4 5.6.7.8", "1.2.3.4;5.6.7.8", "1.2.3.4:", "1.2.3.4:123456", "1.2.3.4:ab", "1.2.3.4:80:90",
+            "[1.2.3.4]", "[2001:db8::1", "[2001:db8::1]443", "[2001:db8::1]:", "2001:db8::1]", "[]", "_hidden",
+            "fe80::1%eth0", "bogus", "\"1.2.3.4\"", "for=1.2.3.4", "1.2.3", "unknown:80", "localhost",
+        ])
+    func anElementThatIsNoNodeIsNilAndTheOthersStand(element: String) {
+        #expect(
+            ForwardingFields.xForwardedFor(["10.0.0.1, \(element)", "10.0.0.2"]) == [
+                node("10.0.0.1"), nil, node("10.0.0.2"),
+            ])
     }
 
     @Test(arguments: [
@@ -75,7 +82,9 @@ import Testing
         let addresses = (1...64).map { "10.0.0.\($0)" }
         let halves = [addresses[..<32].joined(separator: ","), addresses[32...].joined(separator: ",")]
         #expect(ForwardingFields.xForwardedFor(halves)?.count == 64)
-        #expect(ForwardingFields.xForwardedFor(halves + ["10.0.1.1"]) == nil)
+        // X-Forwarded-For keeps the last 64: the hops nearest this server.
+        #expect(
+            ForwardingFields.xForwardedFor(halves + ["10.0.1.1"]) == (addresses.dropFirst() + ["10.0.1.1"]).map(node))
         let elements = halves.map { $0.split(separator: ",").map { "for=\($0)" }.joined(separator: ",") }
         #expect(ForwardingFields.forwarded(elements)?.count == 64)
         #expect(ForwardingFields.forwarded(elements + ["proto=http"]) == nil)

@@ -81,18 +81,4 @@ import Testing
     func loopbackIs127Slash8AndColonColon1(text: String, isLoopback: Bool) throws {
         #expect(try #require(IPAddress(text)).isLoopback == isLoopback)
     }
-
-    @Test(arguments: [
-        ("192.0.2.1", "192.0.2.1"),
-        ("::ffff:192.0.2.1", "192.0.2.1"),
-        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
-        ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
-        ("2001:db8::", "2001:db8::/64"),
-        ("2001:db8:0:0:0:ffff:1.2.3.4", "2001:db8::/64"),
-        ("fe80::1", "fe80::/64"),
-        ("::1", "::/64"),
-    ])
-    func anIPv6ClientIsCountedByItsSlash64(text: String, key: String) throws {
-        #expect(try #require(IPAddress(text)).fairnessKey == key)
-    }
 }

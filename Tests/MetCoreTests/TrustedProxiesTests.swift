@@ -48,8 +48,22 @@ import Testing
         (Arrival("127.0.0.1", ["X-Forwarded-For": "198.51.100.1, 203.0.113.7"]), proxied("203.0.113.7")),
         // Every node trusted: the left-most.
         (Arrival("127.0.0.1", ["X-Forwarded-For": "127.0.0.1, 127.0.0.1"]), proxied("127.0.0.1")),
-        // A malformed or absent field, or one with no element: the proxy itself.
-        (Arrival("127.0.0.1", ["X-Forwarded-For": "203.0.113.7, bogus"]), direct("127.0.0.1")),
+        // What the client wrote to the left of the proxy's node is never read, whatever it is: a
+        // client cannot become the proxy by spoiling the field.
+        (Arrival("127.0.0.1", ["X-Forwarded-For": "bogus, 203.0.113.7"]), proxied("203.0.113.7")),
+        (Arrival("127.0.0.1", ["X-Forwarded-For": "\"x\", [::1, 203.0.113.7"]), proxied("203.0.113.7")),
+        (
+            Arrival(
+                "127.0.0.1", ["X-Forwarded-For": (1...100).map { "10.0.0.\($0)" }.joined(separator: ",") + ",1.2.3.4"]),
+            proxied("1.2.3.4")
+        ),
+        // An element the trusted proxy wrote that is no node: the proxy did not say.
+        (Arrival("127.0.0.1", ["X-Forwarded-For": "203.0.113.7, bogus"]), proxied("unknown", key: "127.0.0.1")),
+        (
+            Arrival("127.0.0.1", ["X-Forwarded-For": "bogus, 127.0.0.1"]),
+            proxied("unknown", key: "127.0.0.1")
+        ),
+        // An absent field, or one with no element: the proxy itself.
         (Arrival("127.0.0.1", ["X-Forwarded-For": " , "]), direct("127.0.0.1")),
         (Arrival("127.0.0.1", ["User-Agent": "curl"]), direct("127.0.0.1")),
         // The field the proxy does not write is what the client sent: never read.
@@ -95,7 +109,7 @@ import Testing
         ),
         (
             Arrival("10.1.0.1", ["Forwarded": "for=\"[2001:db8:cafe::17]:4711\";proto=HTTPS"]),
-            proxied("2001:db8:cafe::17", key: "2001:db8:cafe::/64", proto: "https")
+            proxied("2001:db8:cafe::17", proto: "https")
         ),
         (
             Arrival("127.0.0.1", ["Forwarded": "for=10.1.0.2;proto=https, for=10.1.0.1;proto=http"]),
@@ -108,7 +122,13 @@ import Testing
             Arrival("127.0.0.1", ["Forwarded": "for=203.0.113.7, proto=https"]),
             proxied("unknown", key: "127.0.0.1", proto: "https")
         ),
-        (Arrival("127.0.0.1", ["Forwarded": "for=203.0.113.7;for=10.0.0.1"]), direct("127.0.0.1")),
+        // A malformed Forwarded is not believed: the proxy is logged, with a share of its own.
+        (
+            Arrival("127.0.0.1", ["Forwarded": "for=203.0.113.7;for=10.0.0.1"]),
+            RequestClient(
+                address: "127.0.0.1", fairnessKey: "malformed field via 127.0.0.1", isLocal: false,
+                forwardedProto: nil, viaProxy: false)
+        ),
         // X-Forwarded-For is what the client sent through proxies that write Forwarded.
         (Arrival("127.0.0.1", ["X-Forwarded-For": "198.51.100.1"]), direct("127.0.0.1")),
         (
@@ -148,12 +168,14 @@ import Testing
         #expect(!TrustedProxies.none.client(peer: nil, fields: plain).isLocal)
     }
 
+    /// On a LAN every IPv6 host shares one /64: a client is its whole address.
     @Test(arguments: [
-        ("2001:db8:1:2::7", "2001:db8:1:2:aaaa:bbbb:cccc:dddd", true),
-        ("2001:db8:1:2::7", "2001:db8:1:3::7", false),
+        ("2001:db8:1:2::7", "2001:db8:1:2:aaaa:bbbb:cccc:dddd", false),
+        ("2001:db8:1:2::7", "2001:db8:1:2:0:0:0:7", true),
         ("192.0.2.1", "192.0.2.2", false),
+        ("192.0.2.1", "::ffff:192.0.2.1", true),
     ])
-    func ipv6ClientsInOneSlash64ShareTheirFairnessKey(first: String, second: String, share: Bool) {
+    func aClientIsItsWholeAddress(first: String, second: String, share: Bool) {
         let keys = [first, second].map { client in
             let node = client.contains(":") ? "[\(client)]:443" : "\(client):443"
             return Self.loopback.client(peer: IPAddress("127.0.0.1"), fields: ["X-Forwarded-For": node]).fairnessKey
@@ -187,13 +209,13 @@ private func range(_ text: String) -> AddressRange {
 private func direct(_ address: String, isLocal: Bool = false) -> RequestClient {
     let peer = IPAddress(address)
     return RequestClient(
-        address: peer?.text ?? address, fairnessKey: peer?.fairnessKey ?? address, isLocal: isLocal,
+        address: peer?.text ?? address, fairnessKey: peer?.text ?? address, isLocal: isLocal,
         forwardedProto: nil, viaProxy: false)
 }
 
 /// The client a trusted proxy named: `address`, its own fairness key unless `key` is given.
 private func proxied(_ address: String, key: String? = nil, proto: String? = nil) -> RequestClient {
     RequestClient(
-        address: address, fairnessKey: key ?? IPAddress(address)?.fairnessKey ?? address, isLocal: false,
+        address: address, fairnessKey: key ?? IPAddress(address)?.text ?? address, isLocal: false,
         forwardedProto: proto, viaProxy: true)
 }

@@ -96,7 +96,8 @@ public final class MetService: Responder {
         fetcher = CachedFetcher(
             client: client, cache: cache, disk: disk, shared: shared, time: time, freshness: configuration.freshness,
             compress: compress, metrics: metrics, logger: logger)
-        driver = PipelineDriver(cache: cache, resolver: fetcher, time: time, logger: logger, metrics: metrics)
+        driver = PipelineDriver(
+            cache: cache, resolver: fetcher, pacer: pacer, time: time, logger: logger, metrics: metrics)
         router = Router(
             limits: configuration.limits, adminToken: configuration.adminToken, proxies: configuration.trustedProxies)
         proxies = configuration.trustedProxies
@@ -167,7 +168,7 @@ public final class MetService: Responder {
         let (routed, label) = router.route(request)
         let requestID = request.requestID
         let forwarded = forwardedClient(of: request)
-        let claim = UpstreamClaim(client: forwarded?.fairnessKey ?? request.peer.fairnessKey, priority: .foreground)
+        let claim = UpstreamClaim(client: forwarded?.fairnessKey ?? request.peer.text, priority: .foreground)
         let logged = forwarded?.address
         switch cors.wrap(answer(routed, to: request, claim: claim, forwarded: forwarded), for: request) {
         case .ready(var response):

@@ -26,7 +26,7 @@ public protocol SharedTier: Sendable {
     /// gives it back once it answers again.
     func lock(_ key: String) async -> SharedLock
 
-    /// Gives back a lock taken by `lock(_:for:)` (only if it is still this holder's), and tells
+    /// Gives back a lock taken by `lock(_:)` (only if it is still this holder's), and tells
     /// the instances waiting in `awaitFill` how the fetch ended. Returns at once.
     func release(_ key: String, token: String, outcome: SharedFillOutcome)
 
@@ -61,7 +61,7 @@ public enum SharedLookup: Sendable {
     case unavailable
 }
 
-/// What `SharedTier.lock(_:for:)` got.
+/// What `SharedTier.lock(_:)` got.
 public enum SharedLock: Sendable, Equatable {
     /// This instance fetches; release with this token.
     case acquired(token: String)

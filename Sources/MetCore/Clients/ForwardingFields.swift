@@ -20,22 +20,28 @@ public struct ForwardedElement: Sendable, Equatable {
     public var proto: String?
 }
 
-/// The fields a reverse proxy adds to say whom it forwards for, read strictly: the proxies the
-/// server trusts write them correctly, so a field malformed anywhere is not believed at all. Each
-/// parser takes every line of its field in order (several lines form one list) and answers nil
-/// when the field is malformed, has no element, or has more than `maxElements` in all.
+/// The fields a reverse proxy adds to say whom it forwards for. Each parser takes every line of its
+/// field in order (several lines form one list) and answers nil when the field has no element.
+///
+/// `X-Forwarded-For` is read element by element: a proxy appends its client to what the client
+/// sent, so the elements on the left are the client's own words, which may be anything; only the
+/// ones a trusted proxy wrote, on the right, are read for who the client is, and an element that
+/// is no node there stands for a proxy that did not say (as `unknown` does). `Forwarded` is read
+/// whole and strictly (a quoted string may hide commas, so a broken element leaves no way to find
+/// the next): malformed anywhere, it is not believed at all.
 public enum ForwardingFields {
-    /// The most elements a field may hold across its lines: many more hops than any real chain of
-    /// proxies, few enough to bound the work a request can ask for.
+    /// The most elements read of a field: many more hops than any real chain of proxies, few
+    /// enough to bound the work a request can ask for. `X-Forwarded-For` keeps its last ones (the
+    /// hops nearest this server); a `Forwarded` with more is malformed.
     public static let maxElements = 64
 
-    /// `X-Forwarded-For`: nodes separated by commas (spaces and tabs around them and empty elements
-    /// allowed, RFC 9110 §5.6.1), the client first and the latest proxy's client last. A node is an
-    /// IPv4 address, optionally with `:port`; an IPv6 address, bare or in brackets, with `:port`
-    /// only after the brackets (`[2001:db8::1]:443`); or `unknown` in any case. A port is 1 to 5
-    /// digits.
-    public static func xForwardedFor(_ lines: [String]) -> [ForwardedNode]? {
-        var nodes: [ForwardedNode] = []
+    /// `X-Forwarded-For`: elements separated by commas (spaces and tabs around them and empty
+    /// elements allowed, RFC 9110 §5.6.1), the client first and the latest proxy's client last; of
+    /// them the last `maxElements`, each read as a node or nil when it is none. A node is an IPv4
+    /// address, optionally with `:port`; an IPv6 address, bare or in brackets, with `:port` only
+    /// after the brackets (`[2001:db8::1]:443`); or `unknown` in any case. A port is 1 to 5 digits.
+    public static func xForwardedFor(_ lines: [String]) -> [ForwardedNode?]? {
+        var elements: [ArraySlice<UInt8>] = []
         for line in lines {
             let bytes = Array(line.utf8)
             var start = 0
@@ -43,12 +49,11 @@ public enum ForwardingFields {
                 let end = bytes[start...].firstIndex(of: comma) ?? bytes.count
                 let element = trimmed(bytes[start..<end])
                 start = end + 1
-                if element.isEmpty { continue }
-                guard nodes.count < maxElements, let node = xForwardedForNode(element) else { return nil }
-                nodes.append(node)
+                if !element.isEmpty { elements.append(element) }
             }
         }
-        return nodes.isEmpty ? nil : nodes
+        guard !elements.isEmpty else { return nil }
+        return elements.suffix(maxElements).map(xForwardedForNode)
     }
 
     /// `Forwarded` (RFC 7239 §4): elements separated by commas, each `[pair] *(";" [pair])`, a pair

@@ -85,13 +85,6 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// `text`, so that the address reads as itself in messages.
     public var description: String { text }
 
-    /// Whom a share of a resource belongs to: an IPv4 address is one client, and an IPv6 one is
-    /// counted by its /64 prefix (`2001:db8:1:2::/64`), since a host may take a new address inside
-    /// its /64 at will.
-    public var fairnessKey: String {
-        isIPv4 ? text : IPAddress(high: high, low: 0).text + "/64"
-    }
-
     /// This address with every bit after its first `bits` (0 to 128) cleared: the first address of
     /// the block of that prefix length that holds it.
     func keeping(bits: Int) -> IPAddress {

@@ -5,9 +5,10 @@ public struct RequestClient: Sendable, Equatable {
     /// proxy did not know it, a proxy's obfuscated identifier (`_hidden`), or `-` when the
     /// connection's peer could not be read.
     public var address: String
-    /// Whom a share of the upstream belongs to: `IPAddress.fairnessKey` of the client (an IPv6
-    /// client's /64), an obfuscated identifier as it is; a client a proxy called `unknown`
-    /// counts as that proxy, and an unreadable peer as `-`.
+    /// Whom a share of the upstream belongs to: the client's whole address (on a LAN every IPv6
+    /// host shares its /64, so a host is its address), an obfuscated identifier as it is; a client
+    /// a proxy called `unknown` counts as that proxy, those behind a trusted proxy whose field
+    /// could not be read share one key of their own, and an unreadable peer is `-`.
     public var fairnessKey: String
     /// Whether the request comes from this machine itself: a loopback peer that is not a trusted
     /// proxy, on a request without any forwarding field. A proxy on this machine that adds one never

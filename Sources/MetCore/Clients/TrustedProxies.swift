@@ -74,14 +74,18 @@ public struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
     /// be read) with `fields`. From a peer that is not trusted, the client is the peer and no
     /// forwarding field is believed. From a trusted proxy, its field is walked from the right
     /// (the latest hop) past the trusted addresses: the first node that is not one is the client,
-    /// or the left-most when all are; a `Forwarded` element without `for` stops the walk as
-    /// `unknown` would, since its proxy did not say who sent it. A field absent or malformed
-    /// anywhere leaves the proxy itself as the client. When nothing is trusted no field is read,
-    /// except the names of a loopback peer's fields, to know whether it is local.
+    /// or the left-most read when all are; a `Forwarded` element without `for`, or an
+    /// `X-Forwarded-For` element that is no node, stops the walk as `unknown` would, since its
+    /// proxy did not say who sent it (what the client wrote further left is never read). Without
+    /// the field, the proxy itself is the client. A `Forwarded` field malformed anywhere is not
+    /// believed: the proxy is logged as the client, and its share of the upstream is one of its
+    /// own (`malformedShare`), so that a client cannot take the proxy's by spoiling the field.
+    /// When nothing is trusted no field is read, except the names of a loopback peer's fields, to
+    /// know whether it is local.
     public func client(peer: IPAddress?, fields: HTTPFields) -> RequestClient {
         guard let peer, trusts(peer) else {
             return RequestClient(
-                address: peer?.text ?? "-", fairnessKey: peer?.fairnessKey ?? "-",
+                address: peer?.text ?? "-", fairnessKey: peer?.text ?? "-",
                 isLocal: peer?.isLoopback == true && !Self.hasForwardingField(fields), forwardedProto: nil,
                 viaProxy: false)
         }
@@ -91,15 +95,16 @@ public struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
         case .xForwardedFor:
             guard let parsed = ForwardingFields.xForwardedFor(fields.values(for: "X-Forwarded-For")) else {
                 return RequestClient(
-                    address: peer.text, fairnessKey: peer.fairnessKey, isLocal: false, forwardedProto: nil,
+                    address: peer.text, fairnessKey: peer.text, isLocal: false, forwardedProto: nil,
                     viaProxy: false)
             }
-            nodes = parsed
+            nodes = parsed.map { $0 ?? .unknown }
         case .forwarded:
-            guard let parsed = ForwardingFields.forwarded(fields.values(for: "Forwarded")) else {
+            let lines = fields.values(for: "Forwarded")
+            guard let parsed = ForwardingFields.forwarded(lines) else {
                 return RequestClient(
-                    address: peer.text, fairnessKey: peer.fairnessKey, isLocal: false, forwardedProto: nil,
-                    viaProxy: false)
+                    address: peer.text, fairnessKey: lines.isEmpty ? peer.text : Self.malformedShare(of: peer),
+                    isLocal: false, forwardedProto: nil, viaProxy: false)
             }
             elements = parsed
             nodes = parsed.map { $0.node ?? .unknown }
@@ -122,16 +127,22 @@ public struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
         switch nodes[index] {
         case .address(let address):
             return RequestClient(
-                address: address.text, fairnessKey: address.fairnessKey, isLocal: false, forwardedProto: proto,
+                address: address.text, fairnessKey: address.text, isLocal: false, forwardedProto: proto,
                 viaProxy: true)
         case .unknown:
             return RequestClient(
-                address: "unknown", fairnessKey: writer.fairnessKey, isLocal: false, forwardedProto: proto,
+                address: "unknown", fairnessKey: writer.text, isLocal: false, forwardedProto: proto,
                 viaProxy: true)
         case .obfuscated(let identifier):
             return RequestClient(
                 address: identifier, fairnessKey: identifier, isLocal: false, forwardedProto: proto, viaProxy: true)
         }
+    }
+
+    /// The share of the upstream of the requests through trusted proxy `peer` whose field could not
+    /// be read.
+    static func malformedShare(of peer: IPAddress) -> String {
+        "malformed field via " + peer.text
     }
 
     /// Whether `fields` include any field a proxy adds (`forwardingFieldNames`): a request that has

@@ -152,8 +152,9 @@ extension ServerConfiguration {
         ) { $0.upstreamConcurrency = $1 },
         integerOption(
             "--client-queue", "100",
-            "Most upstream fetches one client may have waiting for their turn (clients take turns); a "
-                + "request that needs more is answered 429 with Retry-After. Cached answers are never limited.",
+            "Most upstream fetches one client may have waiting for their turn, and objects of its pages being "
+                + "fetched (clients take turns); a request that needs more is answered 429 with Retry-After. "
+                + "Cached answers are never limited.",
             range: 1...100_000
         ) { $0.clientQueue = $1 },
         integerOption(

@@ -90,8 +90,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// A file holding the group's secret (`--redis-secret-file`), read when the server starts (a
     /// secret on the command line shows in the process list); nil for none.
     public var redisSecretFile: String?
-    /// The most upstream fetches one client may have waiting for their turn (`--client-queue`);
-    /// a request needing more is answered 429. Default 100: one whole batch or search page.
+    /// The most upstream fetches one client may have waiting for their turn (`--client-queue`), and
+    /// the most objects of its batches and pages being fetched in the background; a request needing
+    /// more is answered 429. Default 100: one whole batch or search page.
     public var clientQueue = 100
 
     /// The rate the pacer keeps while Redis is unavailable: `redisFallbackRate`, else a quarter of

@@ -5,7 +5,7 @@ import HTTPGrammar
 /// are not in the public domain, or have no image, are a 404 saying so.
 struct ManifestPipeline: Pipeline {
     let id: Int
-    /// The base URL every `id` in the manifest starts with (see `base(publicURL:host:)`).
+    /// The base URL every `id` in the manifest starts with (see `base(publicURL:scheme:host:)`).
     let base: String
     let presentation: Presentation
     let presenter: Presenter

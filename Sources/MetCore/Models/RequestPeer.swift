@@ -7,24 +7,21 @@ public struct RequestPeer: Sendable {
     public let address: IPAddress?
     /// Whether the peer is on this machine: a loopback address, or a Unix-domain socket.
     public let isLoopback: Bool
-    /// For the access log: the address (`IPAddress.text`), `unix`, or `-` when unknown.
+    /// The address (`IPAddress.text`), `unix`, or `-` when unknown: for the access log, and whom
+    /// the peer's share of the upstream belongs to.
     public let text: String
-    /// Whom the peer's share of the upstream belongs to: `IPAddress.fairnessKey`, else `text`.
-    public let fairnessKey: String
 
     /// A peer at `address`.
     public init(address: IPAddress) {
         self.address = address
         isLoopback = address.isLoopback
         text = address.text
-        fairnessKey = address.fairnessKey
     }
 
     private init(text: String, isLoopback: Bool) {
         address = nil
         self.isLoopback = isLoopback
         self.text = text
-        fairnessKey = text
     }
 
     /// The other end of a Unix-domain socket: on this machine.

@@ -11,22 +11,33 @@ final class PipelineDriver: Sendable {
     private let logger: Logger
     /// Where each memory lookup's result is counted (`/metrics`).
     private let metrics: ServerMetrics
-    /// Object fetches that pipelines started and no longer wait for; bounded by `maxBackgroundFills`.
-    private let backgroundFills = Locked(0)
-    /// The most background fetches at once (for needs with a `wait`); beyond it, resources stay `.pending`.
-    static let maxBackgroundFills = 1_000
+    /// The pacer: each client's share of background fetches (`clientLimit`), and when a refused one
+    /// may ask again.
+    private let pacer: UpstreamPacer
+    /// Object fetches that pipelines started in the background (for needs with a `wait`) and that
+    /// have not ended: in all, and per client how many for each key (a client that asks again for
+    /// a page while its fetches run starts more for the same keys, which join the same flights).
+    /// Bounded by `maxBackgroundFills` in all, and by the pacer's `clientLimit` distinct keys per
+    /// client.
+    private let backgroundFills = Locked((total: 0, byClient: [String?: [String: Int]]()))
+    /// The most background fetches at once, whoever started them: a bound on the tasks, past which
+    /// resources stay `.pending` (with a warning); each client's own bound comes first.
+    static let maxBackgroundFills = 10_000
 
-    init(cache: MemoryCache, resolver: any EntryResolver, time: any TimeSource, logger: Logger, metrics: ServerMetrics)
-    {
+    init(
+        cache: MemoryCache, resolver: any EntryResolver, pacer: UpstreamPacer, time: any TimeSource, logger: Logger,
+        metrics: ServerMetrics
+    ) {
         self.metrics = metrics
         self.cache = cache
         self.resolver = resolver
+        self.pacer = pacer
         self.time = time
         self.logger = logger
     }
 
     /// Background fetches running now (for tests).
-    var backgroundFillsRunning: Int { backgroundFills.withLock { $0 } }
+    var backgroundFillsRunning: Int { backgroundFills.withLock { $0.total } }
 
     /// Advances `pipeline` on the calling thread while memory meets its needs (with fresh entries,
     /// or expired ones within stale-while-revalidate, whose refresh it starts). Never waits; a
@@ -179,31 +190,60 @@ final class PipelineDriver: Sendable {
     /// Starts a background resolution for each of `wanted` (joining any already running), and
     /// waits for them until `deadline`, and past it until each has its place with the upstream
     /// (see `FillCollector`). Returns what arrived, by index into `wanted`: a fetch the client had
-    /// no room for arrives as its refusal.
+    /// no room for arrives as its refusal. A client has at most the pacer's `clientLimit`
+    /// background fetches under way, so that no flood of batches takes the tasks another client's
+    /// page needs; those past its bound are refused at once.
     private func fill(
         _ wanted: [(MetResource, CacheEntry?)], until deadline: Double, claim: UpstreamClaim
     ) async -> [Int: Resolution] {
-        let admitted = backgroundFills.withLock { running -> Int in
-            let count = min(max(0, Self.maxBackgroundFills - running), wanted.count)
-            running += count
-            return count
+        // For each wanted resource: started (true), refused for the client's share (false), or
+        // left pending (absent) when the total is at its bound.
+        let decisions = backgroundFills.withLock { running -> [Int: Bool] in
+            var decisions: [Int: Bool] = [:]
+            var keys = running.byClient[claim.client] ?? [:]
+            for (index, (resource, _)) in wanted.enumerated() where running.total < Self.maxBackgroundFills {
+                let key = resource.cacheKey
+                if claim.client != nil, keys[key] == nil, keys.count >= pacer.clientLimit {
+                    decisions[index] = false
+                    continue
+                }
+                keys[key, default: 0] += 1
+                running.total += 1
+                decisions[index] = true
+            }
+            running.byClient[claim.client] = keys.isEmpty ? nil : keys
+            return decisions
         }
-        if admitted < wanted.count {
-            logger.warning("\(wanted.count - admitted) fetch(es) left pending: too many background fetches")
+        var results: [Int: Resolution] = [:]
+        if decisions.values.contains(false) {
+            let refusal = Resolution.failed(.clientQueueFull(retryAfter: pacer.retryAfter(for: claim.client)))
+            for (index, started) in decisions where !started { results[index] = refusal }
         }
-        guard admitted > 0 else { return [:] }
-        let collector = FillCollector(expected: admitted)
-        for (index, (resource, cached)) in wanted.prefix(admitted).enumerated() {
+        if decisions.count < wanted.count {
+            logger.warning("\(wanted.count - decisions.count) fetch(es) left pending: too many background fetches")
+        }
+        let started = decisions.filter(\.value).keys.sorted()
+        guard !started.isEmpty else { return results }
+        let collector = FillCollector(expected: started.count)
+        for (slot, index) in started.enumerated() {
+            let (resource, cached) = wanted[index]
             // Unstructured on purpose: the fetch must outlive this request (its deadline, or its
             // client leaving) so that the cache fills for the next identical request.
             Task {
                 let resolution = await self.resolver.resolve(
-                    resource, cached: cached, claim: claim, onPlaced: { collector.place(index) })
-                self.backgroundFills.withLock { $0 -= 1 }
-                collector.deliver(index, resolution)
+                    resource, cached: cached, claim: claim, onPlaced: { collector.place(slot) })
+                self.backgroundFills.withLock { running in
+                    running.total -= 1
+                    let key = resource.cacheKey
+                    let left = running.byClient[claim.client]?[key].map { $0 - 1 } ?? 0
+                    running.byClient[claim.client]?[key] = left > 0 ? left : nil
+                    if running.byClient[claim.client]?.isEmpty == true { running.byClient[claim.client] = nil }
+                }
+                collector.deliver(slot, resolution)
             }
         }
         await collector.wait(until: deadline, time: time)
-        return collector.results
+        for (slot, resolution) in collector.results { results[started[slot]] = resolution }
+        return results
     }
 }

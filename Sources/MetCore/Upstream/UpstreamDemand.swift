@@ -1,11 +1,11 @@
 /// Whose upstream fetch this is: the client a share of the upstream belongs to, and whether a
-/// request waits for the fetch now (foreground) or it only refreshes or fills the cache
-/// (background). The pacer serves foreground fetches first and takes turns between clients
+/// request asked for it (foreground) or it only refreshes or fills the cache (background). The pacer serves foreground fetches first and takes turns between clients
 /// within each class.
 public struct UpstreamClaim: Sendable, Hashable {
     /// The two classes of fetches, in the order the pacer serves them.
     public enum Priority: Int, Sendable, CaseIterable, Comparable {
-        /// A request waits for it (a miss, or a page's objects while its `wait` lasts).
+        /// A request asked for it: a miss, or a page's objects, even once the request has answered
+        /// without them (its client asks again for them).
         case foreground = 0
         /// Nobody waits for it: a refresh of an entry served while revalidating, a sync, a warm-up.
         case background = 1

@@ -106,6 +106,8 @@ public final class UpstreamPacer: Sendable {
         /// The calls waiting, by ticket.
         var waiters: [UInt64: Waiter] = [:]
         var queues: [Lane: Queue] = [:]
+        /// Tickets in all the lanes' queues, stale ones included (see `compact`).
+        var placed = 0
         /// Per class, the clients whose lanes hold calls, in turn order, and whose turn is next.
         var rotation: [[String?]] = [[], []]
         var turn = [0, 0]
@@ -191,6 +193,7 @@ public final class UpstreamPacer: Sendable {
             effects.resumptions = state.waiters.values.map { ($0.continuation, .failure(error)) }
             state.waiters = [:]
             state.queues = [:]
+            state.placed = 0
             state.rotation = [[], []]
             state.turn = [0, 0]
             state.waitingByClient = [:]
@@ -203,6 +206,12 @@ public final class UpstreamPacer: Sendable {
 
     /// Calls that had to queue for a token or a slot since start-up (for `/metrics`).
     public var waits: Int { state.withLock { $0.waits } }
+
+    /// Tickets held in the lanes, stale ones included, and clients in the turns (for tests: what
+    /// `compact` bounds).
+    var laneFigures: (tickets: Int, clients: Int) {
+        state.withLock { ($0.placed, $0.rotation.reduce(0) { $0 + $1.count }) }
+    }
 
     /// The figures now.
     public var figures: Figures {
@@ -279,6 +288,13 @@ public final class UpstreamPacer: Sendable {
         try result.get()
     }
 
+    /// Seconds until `client` would have room for one more call (see the private `retryAfter`):
+    /// the `Retry-After` of a request refused for its client's share.
+    public func retryAfter(for client: String?) -> Double {
+        let now = time.now()
+        return state.withLock { retryAfter(client, in: $0, at: now) }
+    }
+
     /// The lane `claim` gives a call, or nil when its client already has `clientLimit` calls
     /// waiting (the server's own claims are never turned away). Under the lock.
     private func admissible(_ claim: UpstreamClaim, in state: State) -> Lane? {
@@ -303,6 +319,7 @@ public final class UpstreamPacer: Sendable {
     private func place(_ ticket: UInt64, in lane: Lane, _ state: inout State) {
         let wasEmpty = state.queues[lane]?.isEmpty ?? true
         state.queues[lane, default: Queue()].tickets.append(ticket)
+        state.placed += 1
         if wasEmpty, !state.rotation[lane.priority.rawValue].contains(lane.client) {
             // Last in the round: every client already waiting has its turn first.
             let priority = lane.priority.rawValue
@@ -348,7 +365,7 @@ public final class UpstreamPacer: Sendable {
     /// next token. At least one second. Under the lock.
     private func retryAfter(_ client: String?, in state: State, at now: Double) -> Double {
         let excess = state.waitingByClient[client, default: 0] - clientLimit + 1
-        let clients = max(1, state.waitingByClient.keys.count)
+        let clients = max(1, state.waitingByClient.keys.count { $0 != nil })
         let token = max(0, nextStart(state) - now)
         return max(1, (token + Double(max(1, excess) * clients) / ratePerSecond).rounded(.up))
     }
@@ -401,7 +418,10 @@ public final class UpstreamPacer: Sendable {
                 let lane = Lane(priority: priority, client: state.rotation[round][position])
                 var queue = state.queues[lane] ?? Queue()
                 // Calls that started or left through another lane are skipped.
-                while !queue.isEmpty, state.waiters[queue.tickets[queue.head]] == nil { queue.removeFirst() }
+                while !queue.isEmpty, state.waiters[queue.tickets[queue.head]] == nil {
+                    queue.removeFirst()
+                    state.placed -= 1
+                }
                 guard !queue.isEmpty else {
                     state.queues[lane] = nil
                     state.rotation[round].remove(at: position)
@@ -409,12 +429,35 @@ public final class UpstreamPacer: Sendable {
                 }
                 let ticket = queue.tickets[queue.head]
                 queue.removeFirst()
+                state.placed -= 1
                 state.queues[lane] = queue
                 state.turn[round] = position + 1
                 return ticket
             }
         }
         return nil
+    }
+
+    /// Drops the tickets of calls that started or left through another lane, or timed out or were
+    /// cancelled, from every queue, and the lanes and turns left empty: a lane is only cleaned
+    /// when its turn comes, and a background lane's may not come while foreground calls wait.
+    /// Under the lock; called when stale tickets outnumber the live ones.
+    private func compact(_ state: inout State) {
+        var placed = 0
+        for (lane, queue) in state.queues {
+            let live = queue.tickets[queue.head...].filter { state.waiters[$0] != nil }
+            state.queues[lane] = live.isEmpty ? nil : Queue(tickets: live, head: 0)
+            placed += live.count
+        }
+        state.placed = placed
+        for priority in UpstreamClaim.Priority.allCases {
+            let round = priority.rawValue
+            let next =
+                state.rotation[round].indices.contains(state.turn[round])
+                ? state.rotation[round][state.turn[round]] : nil
+            state.rotation[round].removeAll { state.queues[Lane(priority: priority, client: $0)] == nil }
+            state.turn[round] = next.flatMap { client in state.rotation[round].firstIndex { $0 == client } } ?? 0
+        }
     }
 
     /// Under the lock: sends away calls whose deadline has come, starts whoever may start, and
@@ -426,6 +469,7 @@ public final class UpstreamPacer: Sendable {
             _ = remove(ticket, from: &state)
             effects.resumptions.append((waiter.continuation, .failure(.timeout)))
         }
+        if state.placed > 2 * state.waiters.count + 256 { compact(&state) }
         while !state.waiters.isEmpty, state.inFlight < concurrency, conforms(state, at: now),
             let ticket = next(&state), let waiter = remove(ticket, from: &state)
         {

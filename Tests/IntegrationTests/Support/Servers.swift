@@ -44,4 +44,9 @@ struct Servers: Sendable {
         let stats = try await HTTPClient.request(fake.baseURL + "/__stats").json()
         return (stats["total"] as? Int ?? -1, stats["failed"] as? Int ?? -1, stats["paths"] as? [String: Int] ?? [:])
     }
+
+    /// When each request reached the fake Met, seconds since 1970 (the first 10,000).
+    func upstreamArrivals() async throws -> [Double] {
+        try await HTTPClient.request(fake.baseURL + "/__stats").json()["arrivals"] as? [Double] ?? []
+    }
 }
