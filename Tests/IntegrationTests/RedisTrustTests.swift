@@ -41,7 +41,7 @@ struct RedisTrustTests {
         let stop = Locked(false)
         let load = Task {
             await withTaskGroup(of: Void.self) { clients in
-                for worker in 0..<16 {
+                for worker in 0..<8 {
                     clients.addTask {
                         // Bounded in count as in time.
                         for _ in 0..<2_000 where !stop.withLock({ $0 }) {

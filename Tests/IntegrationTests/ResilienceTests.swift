@@ -127,16 +127,18 @@ struct ResilienceTests {
     }
 
     @Test func clientThatHangsUpIsNoticed() async throws {
-        let servers = try await Servers.start(fake: ["--latency", "3000"])
+        // The Met answers long after the window below, even on a machine busy with other tests:
+        // the 499 is logged when the client leaves, not when the fetch ends.
+        let servers = try await Servers.start(fake: ["--latency", "6000"])
         _ = try await RawHTTP.exchange(
             port: servers.themet.port, request: Array("GET /objects/436535 HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
             hangUpAfter: 0.2)
         var logged = false
-        for _ in 0..<100 where !logged {
+        for _ in 0..<250 where !logged {
             logged = servers.themet.standardError.contains("/objects/436535\" 499 ")
             if !logged { try await Task.sleep(for: .milliseconds(20)) }
         }
-        #expect(logged, "no 499 access-log line within 2 s: \(servers.themet.standardError)")
+        #expect(logged, "no 499 access-log line within 5 s: \(servers.themet.standardError)")
         // The server carries on, and the fetch the client started still fills the cache.
         #expect(try await servers.get("/health").status == 200)
         let after = try await servers.get("/objects/436535")
