@@ -120,7 +120,9 @@ public final class FakeMet: Responder {
         }
         return .suspended(
             Suspension { [self] in
+                state.withLock { $0.waiting += 1 }
                 try? await Task.sleep(for: .seconds(options.latency))
+                state.withLock { $0.waiting -= 1 }
                 return answer(request)
             })
     }
@@ -266,14 +268,16 @@ public final class FakeMet: Responder {
         return response
     }
 
-    /// `{"total":N,"blocked":B,"failed":F,"paths":{…}}`, paths sorted. Not counted, never blocked.
+    /// `{"total":N,"waiting":W,"blocked":B,"failed":F,"paths":{…},"arrivals":[…]}`, paths sorted.
+    /// Not counted, never blocked.
     private func statsResponse() -> Response {
-        let (total, blocked, failed, paths, arrivals) = state.withLock {
-            ($0.total, $0.blocked, $0.failed, $0.paths, $0.arrivals)
+        let (total, waiting, blocked, failed, paths, arrivals) = state.withLock {
+            ($0.total, $0.waiting, $0.blocked, $0.failed, $0.paths, $0.arrivals)
         }
         var json = JSONWriter()
         json.beginObject()
         json.member("total", int: total)
+        json.member("waiting", int: waiting)
         json.member("blocked", int: blocked)
         json.member("failed", int: failed)
         json.key("paths")
@@ -327,14 +331,17 @@ public final class FakeMet: Responder {
     private struct State {
         /// Requests counted (everything but `/__stats`), blocked and failed ones included.
         var total = 0
+        /// Requests received and not yet counted: waiting out `options.latency`. What a test that
+        /// needs its requests to be in the fake's hands (not queued on the way) waits for.
+        var waiting = 0
         /// Requests answered with the firewall's 403.
         var blocked = 0
         /// Requests answered with the injected 503.
         var failed = 0
         /// Counted requests per decoded path (no query).
         var paths: [String: Int] = [:]
-        /// When each counted request arrived (seconds since 1970), the first `arrivalBound` of them:
-        /// what a test of pacing checks against its budget.
+        /// When each request was counted (seconds since 1970, after the latency), the first
+        /// `arrivalBound` of them: what a test of pacing checks against its budget.
         var arrivals: [Double] = []
         static let arrivalBound = 10_000
         /// Requests let through since the window opened.

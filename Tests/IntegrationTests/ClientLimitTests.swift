@@ -32,7 +32,8 @@ struct ClientLimitTests {
         // answered they would be idle, and shed after a second for the waiting clients: the wait
         // must outlast the steps below by far, under ThreadSanitizer too.)
         let servers = try await Servers.start(
-            fake: ["--latency", "5000"], themet: ["--max-connections", "4", "--loops", "2"])
+            fake: ["--latency", "5000"],
+            themet: ["--max-connections", "4", "--loops", "2"] + MultiInstanceTests.unpaced)
         let port = servers.themet.port
         let request = Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var held: [RawConnection] = []
@@ -41,7 +42,9 @@ struct ClientLimitTests {
             #expect(await connection.send(Array("GET /objects/\(id) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
             held.append(connection)
         }
-        try await Task.sleep(for: .milliseconds(200))
+        // All four accepted and at the Met: with two loops, one slow to accept could otherwise
+        // take a later client first.
+        try await servers.waitUntilTheMetHolds(4)
         // The fifth is connected by the kernel but not accepted: no answer while four are busy.
         let waiting = try RawConnection(port: port, readTimeout: 0.5)
         #expect(await waiting.send(request))

@@ -3,7 +3,7 @@ import Testing
 @testable import MetCore
 
 @Suite(
-    "Fair shares of the upstream: clients take turns, foreground first, a bounded queue each", .timeLimit(.minutes(1)))
+    "Fair shares of the upstream: clients take turns, foreground first, a bounded queue each", .timeLimit(.minutes(5)))
 struct FairShareTests {
     /// A deadline no test reaches.
     private static let far = 1e12
@@ -226,7 +226,7 @@ struct FairShareTests {
     }
 }
 
-@Suite("Fair shares through the service: 429s for a flood, a turn for everyone else", .timeLimit(.minutes(1)))
+@Suite("Fair shares through the service: 429s for a flood, a turn for everyone else", .timeLimit(.minutes(5)))
 struct FairShareServiceTests {
     /// A request from `peer`.
     private static func get(_ target: String, from peer: RequestPeer, on harness: Harness) async -> Response {

@@ -34,6 +34,7 @@ private func answer(_ fake: FakeMet, _ target: String) throws -> Response {
 /// The `/__stats` document.
 private struct Stats: Decodable, Equatable {
     var total: Int
+    var waiting: Int
     var blocked: Int
     var failed: Int
     var paths: [String: Int]
@@ -106,6 +107,17 @@ struct FakeMetTests {
         #expect(try stats(fake).total == 1)
     }
 
+    @Test func aRequestWaitingOutTheLatencyIsWaitingUntilItIsCounted() async throws {
+        let fake = makeFake(FakeMet.Options(latency: 3_600))
+        let task = Task { await fake.response(to: .get(objectTarget)) }
+        await waitUntil { (try? stats(fake).waiting) == 1 }
+        #expect(try stats(fake).total == 0)
+        task.cancel()
+        #expect(await task.value.status == 200)
+        #expect(try stats(fake).waiting == 0)
+        #expect(try stats(fake).total == 1)
+    }
+
     @Test func theAsyncPathAnswersTheSameWithoutLatency() async throws {
         let fake = makeFake()
         let response = await fake.response(to: .get(objectTarget))
@@ -133,7 +145,8 @@ struct FakeMetTests {
         #expect(after == [200, 200, 200, 403])
         #expect(
             try stats(fake)
-                == Stats(total: 9, blocked: 3, failed: 0, paths: ["/public/collection/v1/objects/436535": 9]))
+                == Stats(
+                    total: 9, waiting: 0, blocked: 3, failed: 0, paths: ["/public/collection/v1/objects/436535": 9]))
     }
 
     @Test func failuresFollowTheSeed() throws {
@@ -169,7 +182,7 @@ struct FakeMetTests {
         #expect(
             counted
                 == Stats(
-                    total: 6, blocked: 2, failed: 0,
+                    total: 6, waiting: 0, blocked: 2, failed: 0,
                     paths: [
                         "/public/collection/v1/objects/436535": 2, "/public/collection/v1/search": 2,
                         "/public/collection/v1/departments": 2,

@@ -5,7 +5,7 @@ import Testing
 
 /// `HTTPLoop` and `HTTPConnection` driven over a socketpair: no TCP, no sleeps. Every wait is
 /// bounded, by a read timeout or a count of polls, and the time limit bounds the rest.
-@Suite("Connections over a socketpair", .timeLimit(.minutes(1)))
+@Suite("Connections over a socketpair", .timeLimit(.minutes(5)))
 struct ConnectionTests {
     private static func get(_ target: String, _ extra: String = "") -> String {
         "GET \(target) HTTP/1.1\r\nHost: x\r\n\(extra)\r\n"

@@ -45,6 +45,17 @@ struct Servers: Sendable {
         return (stats["total"] as? Int ?? -1, stats["failed"] as? Int ?? -1, stats["paths"] as? [String: Int] ?? [:])
     }
 
+    /// Returns once `count` requests are in the fake Met's hands, waiting out its `--latency`:
+    /// past themet's queues, so whatever themet holds for them is held. Polls for 10 s at most.
+    func waitUntilTheMetHolds(_ count: Int) async throws {
+        for _ in 0..<400 {
+            let stats = try await HTTPClient.request(fake.baseURL + "/__stats").json()
+            if stats["waiting"] as? Int ?? 0 >= count { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw ProcessFailure("the fake Met never held \(count) requests at once")
+    }
+
     /// When each request reached the fake Met, seconds since 1970 (the first 10,000).
     func upstreamArrivals() async throws -> [Double] {
         try await HTTPClient.request(fake.baseURL + "/__stats").json()["arrivals"] as? [Double] ?? []
