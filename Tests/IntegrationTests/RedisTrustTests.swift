@@ -206,13 +206,20 @@ struct RedisTrustTests {
     }
 
     /// `source`'s record as instance 0 stored it, rewritten to claim it is `target`'s, checksum
-    /// and all: what a writer of the group's Redis without the secret can make.
+    /// and all: what a writer of the group's Redis without the secret can make. The instance
+    /// writes to Redis after it answers: the record is waited for, 5 s at most.
     private static func forge(
         _ source: Int, as target: Int, in group: InstanceGroup, _ client: RedisClient
     ) async throws -> [UInt8] {
-        guard case .bulk(let stored?) = try await client.command("GET", group.prefix + "entry:" + objectKey(source)),
-            let entry = CacheEntry(record: stored, key: objectKey(source))
-        else { throw ProcessFailure("object \(source)'s record is not in Redis") }
+        var entry: CacheEntry?
+        for _ in 0..<100 where entry == nil {
+            if case .bulk(let stored?) = try await client.command("GET", group.prefix + "entry:" + objectKey(source)) {
+                entry = CacheEntry(record: stored, key: objectKey(source))
+            } else {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        guard let entry else { throw ProcessFailure("object \(source)'s record is not in Redis") }
         return CacheEntry(
             key: objectKey(target), kind: .object, status: 200, body: entry.body, storedAt: entry.storedAt,
             policy: FreshnessPolicy(), details: entry.details, compress: nil
