@@ -28,11 +28,11 @@ struct ClientLimitTests {
     }
 
     @Test func atTheConnectionCapNewClientsWaitAndAreServedOnceOthersClose() async throws {
-        // Four requests wait 5 s for the upstream: busy connections, which are never shed. (Once
-        // answered they would be idle, and shed after a second for the waiting clients: the wait
-        // must outlast the steps below by far, under ThreadSanitizer too.)
+        // Four requests the Met holds for a minute: busy connections, which are never shed. (Once
+        // answered they would be idle, and shed after a second for the waiting clients: the hold
+        // outlasts every step below, however loaded the machine.)
         let servers = try await Servers.start(
-            fake: ["--latency", "5000"],
+            fake: ["--latency", "60000"],
             themet: ["--max-connections", "4", "--loops", "2"] + MultiInstanceTests.unpaced)
         let port = servers.themet.port
         let request = Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
@@ -52,8 +52,7 @@ struct ClientLimitTests {
         let extra = try RawConnection(port: port, readTimeout: 0.5)
         #expect(await extra.send(request))
         #expect(await extra.readResponse().isEmpty)
-        for connection in held { #expect(await connection.readResponse().hasPrefix("HTTP/1.1 200 ")) }
-        held.removeAll()  // closes all four: the listeners resume and the two waiting are served
+        held.removeAll()  // hangs up all four: the listeners resume and the two waiting are served
         for connection in [waiting, extra] {
             var reply = ""
             for _ in 0..<20 where reply.isEmpty { reply = await connection.readResponse() }  // 10 s at most

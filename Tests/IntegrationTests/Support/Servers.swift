@@ -46,14 +46,18 @@ struct Servers: Sendable {
     }
 
     /// Returns once `count` requests are in the fake Met's hands, waiting out its `--latency`:
-    /// past themet's queues, so whatever themet holds for them is held. Polls for 10 s at most.
+    /// past themet's queues, so whatever themet holds for them is held. Polls for 30 s at most.
     func waitUntilTheMetHolds(_ count: Int) async throws {
-        for _ in 0..<400 {
-            let stats = try await HTTPClient.request(fake.baseURL + "/__stats").json()
+        let deadline = Date().addingTimeInterval(30)
+        var stats: [String: Any] = [:]
+        repeat {
+            stats = try await HTTPClient.request(fake.baseURL + "/__stats").json()
             if stats["waiting"] as? Int ?? 0 >= count { return }
             try await Task.sleep(for: .milliseconds(25))
-        }
-        throw ProcessFailure("the fake Met never held \(count) requests at once")
+        } while Date() < deadline
+        throw ProcessFailure(
+            "the fake Met never held \(count) requests at once: \(stats["waiting"] ?? "?") waiting, "
+                + "\(stats["total"] ?? "?") answered")
     }
 
     /// When each request reached the fake Met, seconds since 1970 (the first 10,000).
