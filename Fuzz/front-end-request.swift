@@ -1,7 +1,7 @@
 // libFuzzer harness: the parameters of the routes front ends ask for (`ObjectBatch` for
 // /objects?ids=, `RandomRequest` for /random) and the base URL a IIIF manifest takes from a
-// request's Host (`ManifestPipeline.base`): any target either validates or is a 400, never a trap,
-// and what validates keeps what it promises.
+// request's Host and scheme (`ManifestPipeline.base`): any target either validates or is a 400,
+// never a trap, and what validates keeps what it promises.
 import Foundation
 
 @testable import MetCore
@@ -27,12 +27,20 @@ public func fuzzFrontEndRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
             precondition(error.status == 400, "a draw refused with \(error.status)")
         }
     }
-    let base = ManifestPipeline.base(publicURL: nil, host: text)
-    precondition(base.hasPrefix("http://") && base.utf8.count <= 262, "base \(base)")
-    let host = base.utf8.dropFirst("http://".count)
-    precondition(
-        host.allSatisfy { ($0 >= 0x30 && $0 <= 0x3B) || ($0 >= 0x41 && $0 <= 0x5D) || ($0 >= 0x61 && $0 <= 0x7A)
-            || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F || $0 == 0x7E },
-        "a base with a byte outside a plain authority: \(base)")
+    for scheme in ["http", "https"] {
+        let base = ManifestPipeline.base(publicURL: nil, scheme: scheme, host: text)
+        let prefix = scheme + "://"
+        precondition(base.hasPrefix(prefix) && base.utf8.count <= prefix.utf8.count + 255, "base \(base)")
+        precondition(
+            base.utf8.dropFirst(prefix.utf8.count).allSatisfy(isPlainAuthorityByte),
+            "a base with a byte outside a plain authority: \(base)")
+    }
     return 0
+}
+
+/// Digits, `:` and `;`, letters, `[`, `\`, `]`, and `-._~`: a superset of what a plain authority
+/// may hold, so that a byte outside it is certainly wrong.
+private func isPlainAuthorityByte(_ byte: UInt8) -> Bool {
+    (0x30...0x3B).contains(byte) || (0x41...0x5D).contains(byte) || (0x61...0x7A).contains(byte)
+        || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
 }
