@@ -28,17 +28,18 @@ struct ClientLimitTests {
     }
 
     @Test func atTheConnectionCapNewClientsWaitAndAreServedOnceOthersClose() async throws {
-        // Four requests the Met holds for a minute: busy connections, which are never shed. (Once
+        // Four requests the Met holds for 20 s: busy connections, which are never shed. (Once
         // answered they would be idle, and shed after a second for the waiting clients: the hold
-        // outlasts every step below, however loaded the machine.)
+        // must outlast the steps below by far, under ThreadSanitizer too.)
         let servers = try await Servers.start(
-            fake: ["--latency", "60000"],
-            themet: ["--max-connections", "4", "--loops", "2"] + MultiInstanceTests.unpaced)
+            fake: ["--latency", "20000"],
+            themet: ["--max-connections", "4", "--loops", "2", "--upstream-timeout", "60s", "--request-timeout", "60s"]
+                + MultiInstanceTests.unpaced)
         let port = servers.themet.port
         let request = Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var held: [RawConnection] = []
         for id in [1, 45734, 436535, 437980] {
-            let connection = try RawConnection(port: port, readTimeout: 10)
+            let connection = try RawConnection(port: port, readTimeout: 30)
             #expect(await connection.send(Array("GET /objects/\(id) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
             held.append(connection)
         }
@@ -52,7 +53,8 @@ struct ClientLimitTests {
         let extra = try RawConnection(port: port, readTimeout: 0.5)
         #expect(await extra.send(request))
         #expect(await extra.readResponse().isEmpty)
-        held.removeAll()  // hangs up all four: the listeners resume and the two waiting are served
+        for connection in held { #expect(await connection.readResponse().hasPrefix("HTTP/1.1 200 ")) }
+        held.removeAll()  // closes all four: the listeners resume and the two waiting are served
         for connection in [waiting, extra] {
             var reply = ""
             for _ in 0..<20 where reply.isEmpty { reply = await connection.readResponse() }  // 10 s at most
