@@ -28,18 +28,19 @@ struct ClientLimitTests {
     }
 
     @Test func atTheConnectionCapNewClientsWaitAndAreServedOnceOthersClose() async throws {
-        // Four requests the Met holds for 20 s: busy connections, which are never shed. (Once
+        // Four requests the Met holds for 40 s: busy connections, which are never shed. (Once
         // answered they would be idle, and shed after a second for the waiting clients: the hold
-        // must outlast the steps below by far, under ThreadSanitizer too.)
+        // must outlast the steps below by far, under ThreadSanitizer too, where the four have
+        // reached the Met many seconds apart.)
         let servers = try await Servers.start(
-            fake: ["--latency", "20000"],
+            fake: ["--latency", "40000"],
             themet: ["--max-connections", "4", "--loops", "2", "--upstream-timeout", "60s", "--request-timeout", "60s"]
                 + MultiInstanceTests.unpaced)
         let port = servers.themet.port
         let request = Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var held: [RawConnection] = []
         for id in [1, 45734, 436535, 437980] {
-            let connection = try RawConnection(port: port, readTimeout: 30)
+            let connection = try RawConnection(port: port, readTimeout: 50)
             #expect(await connection.send(Array("GET /objects/\(id) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
             held.append(connection)
         }
