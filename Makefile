@@ -116,15 +116,17 @@ $(CONTRACT_VENV)/bin/schemathesis:
 	$(CONTRACT_VENV)/bin/pip install --quiet --disable-pip-version-check $(SCHEMATHESIS)
 
 ## The same tests with ThreadSanitizer, on the test process and on the servers it starts; any
-## report (written to .build-tsan/reports) fails the run.
+## report (written to .build-tsan/reports) fails the run, and is printed even when a test failed
+## too (a server that TSan stopped with exit 66 fails its test).
 test-tsan: test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
-	THEMET_BIN_DIR="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)" \
+	status=0; THEMET_BIN_DIR="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)" \
 	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan" \
-	Tests/with-redis $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
-	@if ls .build-tsan/reports/tsan* >/dev/null 2>&1; then \
-	    cat .build-tsan/reports/tsan*; echo "ThreadSanitizer reported data races"; exit 1; fi
+	Tests/with-redis $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan || status=$$?; \
+	if ls .build-tsan/reports/tsan* >/dev/null 2>&1; then \
+	    cat .build-tsan/reports/tsan*; echo "ThreadSanitizer reported data races"; exit 1; fi; \
+	exit $$status
 
 ## The libFuzzer harnesses (Fuzz/NAME.swift with seeds in Fuzz/corpus/NAME/), built with ASan
 ## against MetCore and run FUZZ_SECONDS each; any crash fails. FUZZ_HARNESSES picks some (default all).

@@ -22,15 +22,23 @@ let package = Package(
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // HMAC-SHA256 from OpenSSL's libcrypto, which signs what a group's instances write to Redis.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The one event-loop type: a libevent base on a named thread, jobs from any thread, timers,
+        // an orderly stop. The HTTP loops, the curl loop and the Redis link are built on it.
+        .target(name: "EventLoops", dependencies: ["CLibevent"], swiftSettings: swiftSettings),
         // The byte rules (tokens, unreserved, hex digits) the core and the HTTP reader share.
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
         // The HTTP/1.1 reader (RFC 9112, strict) with its own error type; knows no core type.
         .target(name: "HTTPWire", dependencies: ["HTTPGrammar"], swiftSettings: swiftSettings),
-        // Everything that decides: router, pipelines and their driver, cache tiers, presenter,
-        // upstream policy. No sockets, no HTTP codec, no fake Met, no terminal.
+        // The engine: requests and responses, pipelines and their driver, cache entries and tiers,
+        // single flight, the upstream client's policy (pacer, breaker, retries). It knows the Met's
+        // upstream resources (what to fetch), never this server's routes.
+        .target(name: "MetEngine", dependencies: ["HTTPGrammar"], swiftSettings: swiftSettings),
+        // The product over the engine: the route table and every route, the presenter, search,
+        // widget, random, IIIF, explorer, health and metrics pages, configuration, warm and sync.
+        // No sockets, no HTTP codec, no fake Met, no terminal.
         .target(
             name: "MetCore",
-            dependencies: ["HTTPGrammar"],
+            dependencies: ["MetEngine", "HTTPGrammar"],
             resources: [
                 .embedInCode("Resources/openapi.yaml"), .embedInCode("Resources/explorer/index.html"),
                 .embedInCode("Resources/explorer/explorer.js"), .embedInCode("Resources/explorer/explorer.css"),
@@ -39,47 +47,61 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The fake Met: met-fixture-server, the tests and the offline `--upstream DIR` mode.
-        .target(name: "MetFixtures", dependencies: ["MetCore"], swiftSettings: swiftSettings),
+        .target(name: "MetFixtures", dependencies: ["MetEngine", "MetCore"], swiftSettings: swiftSettings),
         // gzip over zlib, for the cached entries' compressed copies.
         .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         // The event loops (libevent): connections, the reader's errors as problem documents, the
         // encoded heads of shared responses.
         .target(
-            name: "MetHTTP", dependencies: ["MetCore", "HTTPWire", "HTTPGrammar", "CLibevent"],
+            name: "MetHTTP", dependencies: ["MetEngine", "HTTPWire", "HTTPGrammar", "CLibevent", "EventLoops"],
             swiftSettings: swiftSettings),
         // The persistent tier: cache entries in SQLite (WAL), one batching writer thread.
-        .target(name: "MetDisk", dependencies: ["MetCore", "CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "MetDisk", dependencies: ["MetEngine", "CSQLite"], swiftSettings: swiftSettings),
         // The shared tier: Redis through hiredis's async API, on a libevent loop of its own.
         .target(
-            name: "MetRedis", dependencies: ["MetCore", "CHiredis", "CLibevent", "CCrypto"],
+            name: "MetRedis", dependencies: ["MetEngine", "CHiredis", "CLibevent", "CCrypto", "EventLoops"],
             swiftSettings: swiftSettings),
         // The real Met over libcurl's multi interface, on its own libevent loop.
         .target(
-            name: "MetUpstream", dependencies: ["MetCore", "CLibevent", "CCurl"], swiftSettings: swiftSettings),
+            name: "MetUpstream", dependencies: ["MetEngine", "CLibevent", "CCurl", "EventLoops"],
+            swiftSettings: swiftSettings),
         // The server and the one-shot CLI commands: where the targets meet.
         .executableTarget(
             name: "themet",
             dependencies: [
-                "MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetRedis", "MetUpstream",
+                "EventLoops", "MetEngine", "MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetRedis",
+                "MetUpstream",
             ],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",
-            dependencies: ["MetCore", "MetFixtures", "MetGzip", "MetHTTP"],
+            dependencies: ["EventLoops", "MetEngine", "MetCore", "MetFixtures", "MetGzip", "MetHTTP"],
             swiftSettings: swiftSettings
         ),
+        // What the test targets share: a temporary directory, a log kept in memory, a manual clock,
+        // blocking socket calls kept off the cooperative pool.
+        .target(name: "TestKit", dependencies: ["MetEngine"], path: "Tests/TestKit", swiftSettings: swiftSettings),
         .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "HTTPGrammar"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "MetHTTPTests", dependencies: ["MetHTTP", "MetCore", "HTTPWire"], swiftSettings: swiftSettings),
+            name: "MetHTTPTests",
+            dependencies: ["MetHTTP", "MetEngine", "HTTPWire", "EventLoops", "TestKit"],
+            swiftSettings: swiftSettings),
         .testTarget(
-            name: "MetCoreTests", dependencies: ["MetCore", "MetFixtures", "HTTPGrammar"], swiftSettings: swiftSettings),
+            name: "MetCoreTests", dependencies: ["MetCore", "MetEngine", "MetFixtures", "HTTPGrammar", "TestKit"],
+            swiftSettings: swiftSettings),
         .testTarget(
-            name: "MetDiskTests", dependencies: ["MetDisk", "MetCore", "CSQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "MetRedisTests", dependencies: ["MetRedis", "MetCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "ThemetTests", dependencies: ["MetCore", "themet"], swiftSettings: swiftSettings),
+            name: "MetDiskTests", dependencies: ["MetDisk", "MetEngine", "CSQLite", "TestKit"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MetUpstreamTests", dependencies: ["MetUpstream", "MetEngine", "TestKit"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MetRedisTests", dependencies: ["MetRedis", "MetEngine", "TestKit"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ThemetTests", dependencies: ["MetCore", "MetEngine", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["MetCore", "themet", "met-fixture-server"],
+            dependencies: ["MetCore", "MetEngine", "themet", "met-fixture-server", "TestKit"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,6 +1,7 @@
 // libFuzzer harness: the deep-link parser (`DeepLink.objectID(in:)`) and the check that decides
 // whether a record's objectURL may become a Location (`DeepLink.target`).
 @testable import MetCore
+@testable import MetEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDeepLink(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

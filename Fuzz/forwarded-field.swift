@@ -3,6 +3,7 @@
 // on fields made from it. A parsed address or range reads back from its text as itself; the client
 // is a trusted address only when every node was one, and never local with a forwarding field.
 @testable import MetCore
+@testable import MetEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzForwardedField(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -5,6 +5,7 @@
 import Foundation
 
 @testable import MetCore
+@testable import MetEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFrontEndRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

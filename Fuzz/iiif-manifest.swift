@@ -4,6 +4,7 @@
 import Foundation
 
 @testable import MetCore
+@testable import MetEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzIIIFManifest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

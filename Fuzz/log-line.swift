@@ -5,6 +5,7 @@
 import Foundation
 
 @testable import MetCore
+@testable import MetEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLogLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -48,7 +49,9 @@ public func fuzzLogLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let after = try? JSONSerialization.jsonObject(with: Data(pretty), options: .fragmentsAllowed)
         // Compared in one canonical form: keys sorted, the same writer for both.
         func canonical(_ value: Any?) -> Data? {
-            value.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .fragmentsAllowed]) }
+            value.flatMap {
+                try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .fragmentsAllowed])
+            }
         }
         precondition(canonical(after) == canonical(before), "re-indenting changed the document")
     }

@@ -1,6 +1,7 @@
 // libFuzzer harness: the request-target parser (`RequestTarget(parsing:)`): percent-decoding of
 // the path and the query, which must never trap and must keep what it promises.
 @testable import MetCore
+@testable import MetEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestTarget(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

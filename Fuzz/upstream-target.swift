@@ -2,6 +2,7 @@
 // URL sent to the Met and every cache key. For any names and values it must give visible ASCII
 // that parses back to exactly the same items: then no two different queries share a key.
 @testable import MetCore
+@testable import MetEngine
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzUpstreamTarget(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,6 +1,6 @@
 /// A moment in UTC as calendar fields (the proleptic Gregorian calendar), for the two places that
 /// write dates: the `Date` field (`HTTPWire.HTTPDate`, IMF-fixdate) and the logs' RFC 3339 times
-/// (`MetCore.Timestamp`). One conversion, Howard Hinnant's civil-from-days, so the two never
+/// (`MetEngine.Timestamp`). One conversion, Howard Hinnant's civil-from-days, so the two never
 /// disagree about a day.
 public struct CivilDate: Sendable, Equatable {
     public let year: Int

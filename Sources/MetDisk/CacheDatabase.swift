@@ -1,6 +1,6 @@
 import CSQLite
 import Foundation
-import MetCore
+import MetEngine
 
 /// The cache's SQLite file: its schema, and what happens when a file is there that is not it.
 ///

@@ -1,6 +1,6 @@
 import CSQLite
 import Foundation
-import MetCore
+import MetEngine
 
 /// The persistent tier: entries in an SQLite database in WAL mode (`cache.sqlite` in the data
 /// directory), bounded in bytes with least-recently-used eviction.

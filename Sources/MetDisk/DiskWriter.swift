@@ -1,6 +1,6 @@
 import CSQLite
 import Foundation
-import MetCore
+import MetEngine
 
 /// The persistent tier's one writer: a thread of its own that commits queued stores, removals and
 /// the use marks of reads in batches, one transaction each, and evicts the least recently used

@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// Records changed while the fake runs, so that tests can see `metadataDate` sync work:
 /// `POST /__change?ids=1,2,3` marks records changed now (not counted in `/__stats`, never

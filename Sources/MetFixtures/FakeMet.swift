@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// The fake Met Collection API as a `Responder`: answers from a `FixtureArchive` with the real
 /// API's transport habits (chunked, gzip on request, Imperva cookies and headers, no caching

@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// The fake Met's data and its answers: saved real bodies from a fixture directory, plus
 /// optional synthetic records, answered the way the Met Collection API answers

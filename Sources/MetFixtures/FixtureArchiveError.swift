@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 
 /// Why a fixture directory could not be loaded. The message names the file at fault.
 public enum FixtureArchiveError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 
 /// An offline upstream: answers Met paths from a fixture directory laid out like the Met's own
 /// paths (`Fixtures/` in this repository), with the same statuses and bodies the Met gives.

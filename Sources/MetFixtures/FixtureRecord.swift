@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 
 /// What the fake Met knows about one object for search and list filters: a few attributes and
 /// the searchable text fields, already folded to lower case. The served bytes are kept elsewhere

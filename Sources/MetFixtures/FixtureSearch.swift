@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 
 /// One `/search` query of the fake Met, parsed once and then tested against many records.
 ///

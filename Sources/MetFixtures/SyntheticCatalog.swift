@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 
 /// Made-up, Met-shaped object records for IDs `1...count`, for load tests (`--synthetic N`).
 ///

@@ -1,8 +1,8 @@
 import Foundation
-import MetCore
+import MetEngine
 
 /// Where the access log is written (`--access-log`), shared by every loop. Each loop buffers its
-/// lines (see `HTTPLoop`) and hands them over in batches, written under a lock (standard error's
+/// lines (`AccessLogBuffer`) and hands them over in batches, written under a lock (standard error's
 /// own, shared with the log lines: `Logger.writeToStandardError`), so batches of two loops and
 /// log lines never interleave. A batch is written on the loop that fills it, so a log that
 /// cannot keep up (a stalled pipe, a full disk) slows the loops: it is the price of losing no line.

@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 
 /// The server-wide cap on open client connections (`--max-connections`), shared by every loop.
 /// A loop that finds the cap reached with a client waiting stops accepting, and is resumed
@@ -7,7 +7,7 @@ import MetCore
 final class ConnectionBudget: Sendable {
     private struct State {
         var open = 0
-        var waiting: [HTTPLoop] = []
+        var waiting: [ConnectionAcceptor] = []
         var inEpisode = false
     }
 
@@ -24,12 +24,12 @@ final class ConnectionBudget: Sendable {
         quietLevel = limit / 2
     }
 
-    /// Takes a slot for a connection `loop` is about to accept; false when the cap is reached, in
-    /// which case `loop` is resumed by the next `release()`.
-    func acquire(for loop: HTTPLoop) -> Bool {
+    /// Takes a slot for a connection `acceptor` is about to accept; false when the cap is reached,
+    /// in which case `acceptor` is resumed by the next `release()`.
+    func acquire(for acceptor: ConnectionAcceptor) -> Bool {
         state.withLock { state in
             guard state.open < limit else {
-                if !state.waiting.contains(where: { $0 === loop }) { state.waiting.append(loop) }
+                if !state.waiting.contains(where: { $0 === acceptor }) { state.waiting.append(acceptor) }
                 return false
             }
             state.open += 1
@@ -47,14 +47,14 @@ final class ConnectionBudget: Sendable {
     }
 
     /// Gives back the slot of a connection that closed (or was never accepted), and resumes the
-    /// loops waiting for one.
+    /// acceptors waiting for one.
     func release() {
-        let waiting = state.withLock { state -> [HTTPLoop] in
+        let waiting = state.withLock { state -> [ConnectionAcceptor] in
             state.open -= 1
             if state.open <= quietLevel { state.inEpisode = false }
             defer { state.waiting = [] }
             return state.waiting
         }
-        for loop in waiting { loop.execute { loop.resumeAccepting() } }
+        for acceptor in waiting { acceptor.resume() }
     }
 }

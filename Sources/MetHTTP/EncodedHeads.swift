@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 
 /// The encoded heads of shared responses (`Response.shared`), kept for the current second: a
 /// response that many requests share is encoded once per second for each way it is sent, since

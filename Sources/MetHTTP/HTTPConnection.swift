@@ -1,7 +1,7 @@
 import CLibevent
 import Foundation
 import HTTPWire
-import MetCore
+import MetEngine
 
 /// One client connection: reads HTTP/1.x requests off the socket, hands each to its loop, and
 /// writes the responses back in order, straight from the response's own storage (a cached body is
@@ -21,14 +21,6 @@ final class HTTPConnection {
         case closed
     }
 
-    /// Bytes queued for the socket, from one array, starting at `offset`.
-    private struct Pending {
-        var bytes: [UInt8]
-        var offset: Int
-        /// Writing this chunk completes a response (the loop's `outstanding` count drops).
-        var endsResponse: Bool
-    }
-
     /// Queued output bytes beyond which no further pipelined request is answered until the
     /// client reads (back-pressure).
     static let outputHighWater = 262_144
@@ -41,12 +33,8 @@ final class HTTPConnection {
     private unowned let loop: HTTPLoop
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
-    /// Fires `readTimeout` after a request's first byte (or after the connection turned
-    /// to a pipelined request already buffered) unless the request is complete by then.
-    private var deadlineEvent: OpaquePointer?
-    private var deadlineArmed = false
-    /// The loop's clock when the request under way sent its first byte (while `deadlineArmed`).
-    private var requestStarted = 0.0
+    /// The request under way must be received in full by then (made in `start`).
+    private var deadline: RequestDeadline?
     private var input: ReceiveBuffer
     /// The head of the request being received, once complete (its bytes are then consumed).
     private var head: RequestHead?
@@ -55,8 +43,7 @@ final class HTTPConnection {
     /// How far into `input` the search for the end of the head has got.
     private var searched = 0
     private var sentContinue = false
-    private var output: [Pending] = []
-    private var outputBytes = 0
+    private var output = OutputQueue()
     /// Close (after lingering) once `output` is written.
     private var closeAfterFlush = false
     /// The client closed its side; nothing more will be read.
@@ -92,14 +79,9 @@ final class HTTPConnection {
                 let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
                 withExtendedLifetime(connection) { connection.writable(timedOut: what & Int16(EV_TIMEOUT) != 0) }
             }, context)
-        deadlineEvent = event_new(
-            base, -1, 0,
-            { _, _, context in
-                let connection = Unmanaged<HTTPConnection>.fromOpaque(context!).takeUnretainedValue()
-                withExtendedLifetime(connection) { connection.requestDeadlinePassed() }
-            }, context)
+        deadline = try? RequestDeadline(on: loop.eventLoop) { [unowned self] in requestDeadlinePassed() }
         var timeout = loop.idleTimeout
-        guard readEvent != nil, writeEvent != nil, deadlineEvent != nil, event_add(readEvent, &timeout) == 0 else {
+        guard readEvent != nil, writeEvent != nil, deadline != nil, event_add(readEvent, &timeout) == 0 else {
             close()
             return false
         }
@@ -134,7 +116,7 @@ final class HTTPConnection {
     /// Answers every complete request in the buffer, one after another, until one goes to the
     /// core asynchronously, the output backs up, or the connection is to close.
     func processInput() {
-        while state == .reading && !closeAfterFlush && outputBytes < Self.outputHighWater {
+        while state == .reading && !closeAfterFlush && output.bytes < Self.outputHighWater {
             let next: (head: RequestHead, body: [UInt8])?
             do {
                 next = try nextRequest()
@@ -146,11 +128,11 @@ final class HTTPConnection {
             loop.handle(next.head, body: next.body, on: self)
         }
         if state == .reading && !closeAfterFlush {
-            if outputBytes >= Self.outputHighWater {
+            if output.bytes >= Self.outputHighWater {
                 // Waiting for the client to read, not to send: the idle timeout bounds that.
-                disarmDeadline()
+                deadline?.disarm()
             } else if head != nil || input.count > 0 {
-                armDeadline()
+                deadline?.arm(now: loop.cachedNow, seconds: loop.readTimeoutSeconds)
             } else {
                 input.release()  // Idle: no buffer held until the next request arrives.
             }
@@ -223,7 +205,7 @@ final class HTTPConnection {
         }
         head = nil
         sentContinue = false
-        disarmDeadline()
+        deadline?.disarm()
         return (parsed, body)
     }
 
@@ -275,28 +257,14 @@ final class HTTPConnection {
     /// need. A connection just accepted counts as active: its request may not have been read yet.
     func mayBeShed(now: Double, age: Double) -> Bool {
         guard state == .reading, output.isEmpty, !closeAfterFlush else { return false }
-        return (isIdle && now - lastActivity >= age) || (deadlineArmed && now - requestStarted >= age)
-    }
-
-    /// Starts the request deadline unless it runs already.
-    private func armDeadline() {
-        guard !deadlineArmed else { return }
-        deadlineArmed = true
-        requestStarted = loop.cachedNow
-        var timeout = loop.readTimeout
-        event_add(deadlineEvent, &timeout)
-    }
-
-    private func disarmDeadline() {
-        guard deadlineArmed else { return }
-        deadlineArmed = false
-        event_del(deadlineEvent)
+        if let started = deadline?.started, now - started >= age { return true }
+        return isIdle && now - lastActivity >= age
     }
 
     /// The request under way was not received in full within `--read-timeout` of its
     /// first byte, however steadily its bytes trickled in: 408, then close.
     private func requestDeadlinePassed() {
-        deadlineArmed = false
+        deadline?.expired()
         guard state == .reading, !closeAfterFlush, head != nil || input.count > 0 else { return }
         reject(
             Problem(
@@ -388,19 +356,9 @@ final class HTTPConnection {
                 return
             }
         }
-        if written < head.count {
-            append(Pending(bytes: head, offset: written, endsResponse: endsResponse && body.isEmpty))
-            if !body.isEmpty { append(Pending(bytes: body, offset: 0, endsResponse: endsResponse)) }
-        } else {
-            append(Pending(bytes: body, offset: written - head.count, endsResponse: endsResponse))
-        }
+        output.queue(head: head, body: body, written: written, endsResponse: endsResponse)
         var timeout = loop.idleTimeout
         event_add(writeEvent, &timeout)
-    }
-
-    private func append(_ pending: Pending) {
-        outputBytes += pending.bytes.count - pending.offset
-        output.append(pending)
     }
 
     private func writable(timedOut: Bool) {
@@ -408,7 +366,8 @@ final class HTTPConnection {
             // Not one byte taken by the client for the whole idle timeout.
             return close()
         }
-        let written = writeQueued()
+        let (written, ended) = output.write(to: descriptor)
+        for _ in 0..<ended { loop.responseFinished() }
         guard written >= 0 else { return close() }
         if written > 0 { lastActivity = loop.cachedNow }
         guard output.isEmpty else { return }
@@ -418,39 +377,6 @@ final class HTTPConnection {
         } else {
             processInput()  // Requests held back while the output was backed up.
         }
-    }
-
-    /// Writes as much of `output` as the socket takes; -1 when the connection failed.
-    private func writeQueued() -> Int {
-        let batch = output.prefix(16)
-        var vectors: [iovec] = []
-        vectors.reserveCapacity(batch.count)
-        // The arrays stay alive in `output` while writev reads from them.
-        for pending in batch {
-            pending.bytes.withUnsafeBytes { bytes in
-                vectors.append(
-                    iovec(
-                        iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + pending.offset),
-                        iov_len: bytes.count - pending.offset))
-            }
-        }
-        var written = writev(descriptor, &vectors, Int32(vectors.count))
-        if written < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1 }
-        let total = written
-        outputBytes -= written
-        while written > 0, var first = output.first {
-            let remaining = first.bytes.count - first.offset
-            if written >= remaining {
-                written -= remaining
-                output.removeFirst()
-                if first.endsResponse { loop.responseFinished() }
-            } else {
-                first.offset += written
-                output[0] = first
-                written = 0
-            }
-        }
-        return total
     }
 
     /// After the last response: shut our side, then wait (briefly) for the client to close.
@@ -468,15 +394,12 @@ final class HTTPConnection {
         guard state != .closed else { return }
         if case .awaiting(let id) = state { loop.clientLeft(id) }
         state = .closed
-        for pending in output where pending.endsResponse { loop.responseFinished() }
-        output = []
-        outputBytes = 0
+        for _ in 0..<output.removeAll() { loop.responseFinished() }
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
-        if let deadlineEvent { event_free(deadlineEvent) }
+        deadline?.disarm()
         readEvent = nil
         writeEvent = nil
-        deadlineEvent = nil
         Glibc.close(descriptor)
         input.deallocate()
         loop.forget(self)

@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 
 /// The problem codes only the HTTP layer answers with: for requests it cannot read, after which
 /// the connection closes. Like `ProblemCode`'s, each keeps its string, status and title for good:

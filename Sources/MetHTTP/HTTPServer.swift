@@ -1,6 +1,6 @@
-import CLibevent
+import EventLoops
 import Foundation
-import MetCore
+import MetEngine
 
 /// The HTTP server: `loops` libevent loops on their own threads, each accepting on its own
 /// socket of one `SO_REUSEPORT` group, all answering through one `Responder`.
@@ -22,7 +22,6 @@ public final class HTTPServer: Sendable {
 
     private struct State {
         var loops: [HTTPLoop] = []
-        var finished: [DispatchSemaphore] = []
     }
 
     private let configuration: HTTPServerConfiguration
@@ -39,7 +38,6 @@ public final class HTTPServer: Sendable {
     /// Binds the socket and starts every loop; returns once all of them accept connections.
     /// Throws (naming the failing call) if binding or any loop's set-up fails.
     public func start() throws -> Address {
-        Self.prepareProcess()
         let sockets = try ListeningSocket.bindGroup(
             host: configuration.host, port: configuration.port, count: max(1, configuration.loops))
         let budget = ConnectionBudget(limit: configuration.maxConnections)
@@ -56,44 +54,27 @@ public final class HTTPServer: Sendable {
     }
 
     private func startLoop(_ index: Int, descriptor: CInt, budget: ConnectionBudget) throws {
-        let ready = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<HTTPLoop, Error>?>(nil)
-        let thread = Thread { [configuration, responder, logger] in
-            do {
-                let loop = try HTTPLoop(
-                    index: index, listeningDescriptor: descriptor, configuration: configuration, budget: budget,
-                    responder: responder, logger: logger)
-                outcome.withLock { $0 = .success(loop) }
-                ready.signal()
-                loop.run()
-            } catch {
-                close(descriptor)
-                outcome.withLock { $0 = .failure(error) }
-                ready.signal()
-            }
-            finished.signal()
+        let loop: HTTPLoop
+        do {
+            let eventLoop = try EventLoop(name: "http-loop-\(index)", coalescesChanges: true)
+            loop = try HTTPLoop(
+                eventLoop: eventLoop, listeningDescriptor: descriptor, configuration: configuration, budget: budget,
+                responder: responder, logger: logger)
+        } catch {
+            close(descriptor)
+            throw error
         }
-        thread.name = "http-loop-\(index)"
-        thread.start()
-        ready.wait()
-        let loop = try outcome.withLock { $0! }.get()
-        state.withLock {
-            $0.loops.append(loop)
-            $0.finished.append(finished)
-        }
+        loop.eventLoop.start()
+        state.withLock { $0.loops.append(loop) }
     }
 
     /// Stops accepting, lets in-flight requests finish for up to `gracePeriod` seconds, answers
     /// any still pending with 503 `shutting_down`, then closes every connection and ends the loops.
     /// Blocks until the loop threads have exited.
     public func shutdown(gracePeriod: Double) {
-        let (loops, finished) = state.withLock { state in
-            defer {
-                state.loops = []
-                state.finished = []
-            }
-            return (state.loops, state.finished)
+        let loops = state.withLock { state in
+            defer { state.loops = [] }
+            return state.loops
         }
         for loop in loops { loop.execute { loop.stopAccepting() } }
         let deadline = Date().addingTimeInterval(gracePeriod)
@@ -107,18 +88,6 @@ public final class HTTPServer: Sendable {
             usleep(5_000)
         }
         for loop in loops { loop.execute { loop.close() } }
-        for semaphore in finished { semaphore.wait() }
+        for loop in loops { loop.eventLoop.waitUntilStopped() }
     }
-
-    /// Process-wide settings libevent needs before the first event base: thread support (so
-    /// `event_active` from another thread wakes a loop) and no SIGPIPE on writes to closed sockets.
-    /// Idempotent; also for tests that run an `HTTPLoop` on its own.
-    static func prepareProcess() {
-        _ = processPrepared
-    }
-
-    private static let processPrepared: Bool = {
-        signal(SIGPIPE, SIG_IGN)
-        return evthread_use_pthreads() == 0
-    }()
 }

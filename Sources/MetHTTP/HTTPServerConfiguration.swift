@@ -1,7 +1,7 @@
 import Foundation
-import MetCore
+import MetEngine
 
-/// What the HTTP layer needs to know; built from `ServerConfiguration` by the executables.
+/// What the HTTP layer needs to know; built from the server's configuration by the executables.
 public struct HTTPServerConfiguration: Sendable {
     /// Address to bind (IPv4/IPv6 literal or host name).
     public var host: String
@@ -37,14 +37,6 @@ public struct HTTPServerConfiguration: Sendable {
         self.limits = limits
         self.readTimeout = readTimeout
         self.maxConnections = maxConnections ?? Self.defaultMaxConnections()
-    }
-
-    /// The HTTP settings of a server configuration.
-    public init(_ configuration: ServerConfiguration) {
-        self.init(
-            host: configuration.host, port: configuration.port, loops: configuration.loops,
-            idleTimeout: configuration.idleTimeout, limits: configuration.limits,
-            readTimeout: configuration.readTimeout, maxConnections: configuration.maxConnections)
     }
 
     /// Descriptors kept back from client connections: standard streams, listening sockets, each

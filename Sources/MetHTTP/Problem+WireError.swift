@@ -1,5 +1,5 @@
 import HTTPWire
-import MetCore
+import MetEngine
 
 extension Problem {
     /// The problem document that answers a request the reader refused (the connection then

@@ -1,6 +1,6 @@
 import HTTPGrammar
 import HTTPWire
-import MetCore
+import MetEngine
 
 extension RequestHead {
     /// The request the core sees: this head's method, target and fields, with `body`, from `peer`.

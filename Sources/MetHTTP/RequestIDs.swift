@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 
 /// Request IDs (`X-Request-Id`): the client's own when it sends a usable one from this machine
 /// (a proxy in front that made it; the loop passes nil for other clients, whose IDs could be

@@ -1,5 +1,5 @@
 import Glibc
-import MetCore
+import MetEngine
 
 extension RequestPeer {
     /// The peer of the connected socket `descriptor`: its IP address (an IPv4-mapped IPv6 one is

@@ -1,6 +1,6 @@
 import HTTPGrammar
 import HTTPWire
-import MetCore
+import MetEngine
 
 /// Turns the core's `Response` into the bytes of an HTTP/1.1 response. Pure; the connection
 /// writes the two parts with one `writev`. Here, where the core's types meet the wire, rather

@@ -1,6 +1,6 @@
-import Dispatch
+import EventLoops
 import Foundation
-import MetCore
+import MetEngine
 
 /// The signals a serving process handles: SIGINT and SIGTERM drain and stop it; SIGHUP, SIGUSR1
 /// and SIGUSR2, whose default action would kill it at once, are logged and ignored.
@@ -10,12 +10,13 @@ public enum ShutdownSignal {
         (SIGHUP, "SIGHUP"), (SIGUSR1, "SIGUSR1"), (SIGUSR2, "SIGUSR2"),
     ]
 
-    /// Ignores the default handlers of SIGINT and SIGTERM and calls `handler` once, on a
-    /// background queue, when the first of them arrives. Later signals are ignored.
-    public static func onReceipt(_ handler: @escaping @Sendable (Int32) -> Void) {
+    /// Replaces the default actions of SIGINT and SIGTERM and calls `handler` once, on a
+    /// background queue, when the first of them arrives; later ones are ignored. Returns once both
+    /// are caught (see `SignalWatch`): call it before announcing an address.
+    public static func onReceipt(_ handler: @escaping @Sendable (Int32) -> Void) throws(EventLoopError) {
         let fired = Locked(false)
         for number in [SIGINT, SIGTERM] {
-            observe(number) {
+            try SignalWatch.observe(number) {
                 let first = fired.withLock { fired in
                     defer { fired = true }
                     return !fired
@@ -28,24 +29,11 @@ public enum ShutdownSignal {
     /// Ignores SIGHUP, SIGUSR1 and SIGUSR2 for the rest of the process, logging one info line
     /// naming the signal each time one arrives (on a background queue). Call before binding, so
     /// that no moment of serving can be killed by them.
-    public static func ignoreOthers(logger: Logger) {
+    public static func ignoreOthers(logger: Logger) throws(EventLoopError) {
         for (number, name) in ignored {
-            observe(number) { logger.info("received \(name): ignored (SIGINT or SIGTERM stops the server)") }
+            try SignalWatch.observe(number) {
+                logger.info("received \(name): ignored (SIGINT or SIGTERM stops the server)")
+            }
         }
     }
-
-    /// Replaces `number`'s default action by `handler`, run on `queue` for each delivery.
-    private static func observe(_ number: Int32, _ handler: @escaping @Sendable () -> Void) {
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-        source.setEventHandler(handler: handler)
-        source.resume()
-        sources.withLock { $0.append(source) }
-    }
-
-    /// Where the handlers run: one serial queue, off the loops and the cooperative pool.
-    private static let queue = DispatchQueue(label: "signals")
-
-    /// Keeps the signal sources alive for the life of the process.
-    private static let sources = Locked<[any DispatchSourceSignal]>([])
 }

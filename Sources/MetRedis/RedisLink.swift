@@ -1,7 +1,8 @@
 import CHiredis
 import CLibevent
+import EventLoops
 import Foundation
-import MetCore
+import MetEngine
 
 /// Two connections to one Redis, driven by hiredis's async API on a libevent loop of their own
 /// (`hiredis/adapters/libevent.h`), on a thread of its own: one for commands, one subscribed to the
@@ -17,7 +18,7 @@ import MetCore
 /// confirmed. A host name is resolved on a thread of its own, so that a slow DNS never holds up
 /// the loop (and with it every call's timeout). A reply larger than `Settings.replyLimit` drops
 /// the connection before it is read whole: no Redis can make this process hold more.
-final class RedisLink: @unchecked Sendable {
+final class RedisLink: RedisConnection, @unchecked Sendable {
     struct Settings: Sendable {
         var address: RedisAddress
         /// Seconds one call may wait for its answer.
@@ -31,42 +32,19 @@ final class RedisLink: @unchecked Sendable {
         var replyLimit: Int
     }
 
-    /// A call in flight: what to do with its answer. Redis thread only.
-    private final class Call {
-        /// Monotonic seconds when it was sent; the call fails `limit` seconds later.
-        let sentAt: Double
-        let limit: Double
-        private var completion: ((RedisReply?) -> Void)?
-
-        init(sentAt: Double, limit: Double, completion: ((RedisReply?) -> Void)?) {
-            self.sentAt = sentAt
-            self.limit = limit
-            self.completion = completion
-        }
-
-        var isFinished: Bool { completion == nil }
-
-        /// Hands the answer over once; later answers (after a timeout) are dropped.
-        func finish(_ reply: RedisReply?) {
-            let completion = self.completion
-            self.completion = nil
-            completion?(reply)
-        }
-    }
-
-    private let settings: Settings
+    let settings: Settings
     private let logger: Logger
-    private let base: OpaquePointer
-    private var wakeEvent: OpaquePointer?
-    private var timeoutEvent: OpaquePointer?
-    private var pingEvent: OpaquePointer?
-    private var reconnectEvent: OpaquePointer?
+    let loop: EventLoop
+    /// The oldest call's deadline, the `PING` interval, the reconnect's back-off. Set once in `init`.
+    private var timeoutTimer: LoopTimer!
+    private var pingTimer: LoopTimer!
+    private var reconnectTimer: LoopTimer!
     /// The connections; nil while down. Redis thread only.
     private var commands: UnsafeMutablePointer<redisAsyncContext>?
     private var subscriber: UnsafeMutablePointer<redisAsyncContext>?
     /// Calls sent on `commands`, oldest first (Redis answers in order); `head` is the oldest that
     /// may still be waiting. Redis thread only.
-    private var pending: [Call] = []
+    private var pending: [RedisCall] = []
     private var head = 0
     /// Connected, authenticated and answering. Redis thread only; `status` mirrors it.
     private var ready = false
@@ -82,12 +60,11 @@ final class RedisLink: @unchecked Sendable {
     private var resolving = false
     /// When the link last became ready, monotonic seconds.
     private var readySince = 0.0
-    private let jobs = JobQueue()
     private let figures: Locked<SharedTierStatus>
-    /// Told each payload published on the channel, on the Redis thread. Set before `start()`.
-    var onMessage: (@Sendable ([UInt8]) -> Void)?
-    /// Told each time the link becomes ready, on the Redis thread. Set before `start()`.
-    var onReady: (@Sendable () -> Void)?
+    /// Told each payload published on the channel, on the Redis thread. Set once, by `start`.
+    private var onMessage: (@Sendable ([UInt8]) -> Void)?
+    /// Told each time the link becomes ready, on the Redis thread. Set once, by `start`.
+    private var onReady: (@Sendable () -> Void)?
 
     static let firstBackoff = 0.1
     static let longestBackoff = 5.0
@@ -97,83 +74,60 @@ final class RedisLink: @unchecked Sendable {
     static let stableSeconds = 5.0
 
     init(settings: Settings, logger: Logger) throws(RedisError) {
-        _ = Self.threadSupport
-        guard let base = event_base_new() else { throw RedisError("event_base_new failed") }
-        self.base = base
+        do {
+            loop = try EventLoop(name: "redis")
+        } catch {
+            throw RedisError("setting up the Redis loop failed: \(error)")
+        }
         self.settings = settings
         self.logger = logger
         figures = Locked(
             SharedTierStatus(
                 location: settings.address.description, connected: false, roundTrip: nil, unavailable: 0,
                 disconnects: 0, lastError: "not connected yet"))
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        wakeEvent = event_new(base, -1, 0, { _, _, context in RedisLink.link(context).jobs.drain() }, context)
-        timeoutEvent = event_new(base, -1, 0, { _, _, context in RedisLink.link(context).checkTimeouts() }, context)
-        pingEvent = event_new(base, -1, Int16(EV_PERSIST), { _, _, context in RedisLink.link(context).ping() }, context)
-        reconnectEvent = event_new(base, -1, 0, { _, _, context in RedisLink.link(context).connect() }, context)
-        guard wakeEvent != nil, timeoutEvent != nil, pingEvent != nil, reconnectEvent != nil else {
-            throw RedisError("event_new failed")
+        do {
+            timeoutTimer = try LoopTimer(on: loop) { [unowned self] in checkTimeouts() }
+            pingTimer = try LoopTimer(on: loop, repeating: true) { [unowned self] in ping() }
+            reconnectTimer = try LoopTimer(on: loop) { [unowned self] in connect() }
+        } catch {
+            throw RedisError("setting up the Redis loop failed: \(error)")
         }
     }
 
     /// Starts the thread, which connects at once and runs for the life of the process.
-    func start() {
-        execute { [self] in
-            var interval = Self.timeval(Self.pingInterval)
-            event_add(pingEvent, &interval)
+    func start(onMessage: @escaping @Sendable ([UInt8]) -> Void, onReady: @escaping @Sendable () -> Void) {
+        // Before the thread starts, which then reads them alone.
+        self.onMessage = onMessage
+        self.onReady = onReady
+        loop.execute { [self] in
+            pingTimer.arm(after: Self.pingInterval)
             connect()
         }
-        let thread = Thread { [self] in _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY) }
-        thread.name = "redis"
-        thread.start()
+        loop.start(holding: self)
     }
 
-    /// libevent's thread support, so that `event_active` from another thread wakes the loop.
-    private static let threadSupport: Bool = evthread_use_pthreads() == 0
-
-    /// The state now. Any thread.
     var status: SharedTierStatus { figures.withLock { $0 } }
 
-    /// Sends `arguments` as one command and returns its answer; nil when the link is down or the
-    /// answer did not come within the timeout. Any thread.
     func call(_ arguments: [[UInt8]]) async -> RedisReply? {
         await withCheckedContinuation { (continuation: CheckedContinuation<RedisReply?, Never>) in
-            execute { [self] in
+            loop.execute { [self] in
                 send(arguments, limit: settings.timeout, whileConnecting: false) { continuation.resume(returning: $0) }
             }
         }
     }
 
-    /// Sends `arguments` without waiting for the answer (a store, a release, a notice). Any thread.
     func send(_ arguments: [[UInt8]]) {
-        execute { [self] in send(arguments, limit: settings.timeout, whileConnecting: false, completion: nil) }
+        loop.execute { [self] in send(arguments, limit: settings.timeout, whileConnecting: false, completion: nil) }
     }
 
-    /// Runs `job` on the Redis thread after `seconds`. Any thread.
     func after(_ seconds: Double, _ job: @escaping @Sendable () -> Void) {
-        execute { [self] in
-            let box = Unmanaged.passRetained(JobBox(job)).toOpaque()
-            var delay = Self.timeval(max(0, seconds))
-            let added = event_base_once(
-                base, -1, Int16(EV_TIMEOUT),
-                { _, _, box in Unmanaged<JobBox>.fromOpaque(box!).takeRetainedValue().job() }, box, &delay)
-            if added != 0 { Unmanaged<JobBox>.fromOpaque(box).takeRetainedValue().job() }
-        }
-    }
-
-    private final class JobBox {
-        let job: @Sendable () -> Void
-        init(_ job: @escaping @Sendable () -> Void) { self.job = job }
+        loop.execute { [loop] in loop.schedule(after: seconds, job) }
     }
 
     // MARK: The Redis thread
 
-    private static func link(_ context: UnsafeMutableRawPointer?) -> RedisLink {
+    static func link(_ context: UnsafeMutableRawPointer?) -> RedisLink {
         Unmanaged<RedisLink>.fromOpaque(context!).takeUnretainedValue()
-    }
-
-    private func execute(_ job: @escaping @Sendable () -> Void) {
-        jobs.post(job) { event_active(wakeEvent, 0, 0) }
     }
 
     /// Sends one command on `commands`. Answers nil at once when the link is not ready (or not
@@ -186,46 +140,16 @@ final class RedisLink: @unchecked Sendable {
             completion?(nil)
             return
         }
-        let call = Call(sentAt: Self.monotonic(), limit: limit, completion: completion)
+        let call = RedisCall(sentAt: Self.monotonic(), limit: limit, completion: completion)
         let privdata = Unmanaged.passRetained(call).toOpaque()
-        guard Self.command(context, arguments, callback: Self.replied, privdata: privdata) else {
-            Unmanaged<Call>.fromOpaque(privdata).release()
+        guard RedisCommand.send(context, arguments, callback: Self.replied, privdata: privdata) else {
+            Unmanaged<RedisCall>.fromOpaque(privdata).release()
             figures.withLock { $0.unavailable += 1 }
             call.finish(nil)
             return
         }
         pending.append(call)
-        if event_pending(timeoutEvent, Int16(EV_TIMEOUT), nil) == 0 {
-            var delay = Self.timeval(limit)
-            event_add(timeoutEvent, &delay)
-        }
-    }
-
-    /// `redisAsyncCommandArgv` over Swift byte arrays, which hiredis copies before returning.
-    private static func command(
-        _ context: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [[UInt8]],
-        callback: (
-            @convention(c) (
-                UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?
-            ) -> Void
-        )?,
-        privdata: UnsafeMutableRawPointer?
-    ) -> Bool {
-        var lengths = arguments.map(\.count)
-        var joined: [UInt8] = []
-        joined.reserveCapacity(lengths.reduce(1, +))
-        for argument in arguments { joined += argument }
-        joined.append(0)
-        return joined.withUnsafeBufferPointer { buffer in
-            var pointers: [UnsafePointer<CChar>?] = []
-            var offset = 0
-            for length in lengths {
-                pointers.append(UnsafeRawPointer(buffer.baseAddress! + offset).assumingMemoryBound(to: CChar.self))
-                offset += length
-            }
-            return redisAsyncCommandArgv(context, callback, privdata, Int32(arguments.count), &pointers, &lengths)
-                == REDIS_OK
-        }
+        if !timeoutTimer.isArmed { timeoutTimer.arm(after: limit) }
     }
 
     /// hiredis's reply callback for `commands`: NULL when the connection went away first.
@@ -233,7 +157,7 @@ final class RedisLink: @unchecked Sendable {
         @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
             -> Void = { context, reply, privdata in
                 guard let privdata else { return }
-                let call = Unmanaged<Call>.fromOpaque(privdata).takeRetainedValue()
+                let call = Unmanaged<RedisCall>.fromOpaque(privdata).takeRetainedValue()
                 let answer = reply.map { RedisReply(UnsafePointer($0.assumingMemoryBound(to: redisReply.self))) }
                 if let data = context?.pointee.data, !call.isFinished {
                     RedisLink.link(data).settle(call)
@@ -242,7 +166,7 @@ final class RedisLink: @unchecked Sendable {
             }
 
     /// The answered call leaves the head of the queue.
-    private func settle(_ call: Call) {
+    private func settle(_ call: RedisCall) {
         while head < pending.count, pending[head] === call || pending[head].isFinished { head += 1 }
         if head == pending.count {
             pending.removeAll(keepingCapacity: true)
@@ -267,8 +191,7 @@ final class RedisLink: @unchecked Sendable {
         if waited >= oldest.limit {
             lose("no answer within \(Int((oldest.limit * 1_000).rounded())) ms")
         } else {
-            var delay = Self.timeval(oldest.limit - waited)
-            event_add(timeoutEvent, &delay)
+            timeoutTimer.arm(after: oldest.limit - waited)
         }
     }
 
@@ -279,13 +202,13 @@ final class RedisLink: @unchecked Sendable {
         attemptStarted = Self.monotonic()
         pingRoundTrip = nil
         subscribed = false
-        guard case .tcp(let host, let port) = settings.address.endpoint, !Self.isNumeric(host) else {
+        guard case .tcp(let host, let port) = settings.address.endpoint, !HostName.isNumeric(host) else {
             return open(settings.address.endpoint)
         }
         resolving = true
         let thread = Thread { [self] in
-            let address = Self.resolve(host)
-            execute { [self] in
+            let address = HostName.resolve(host)
+            loop.execute { [self] in
                 resolving = false
                 guard let address else { return lose("cannot resolve \(host)") }
                 open(.tcp(host: address, port: port))
@@ -293,48 +216,6 @@ final class RedisLink: @unchecked Sendable {
         }
         thread.name = "redis-resolve"
         thread.start()
-    }
-
-    private static func isNumeric(_ host: String) -> Bool {
-        var bytes = in6_addr()
-        return inet_pton(AF_INET, host, &bytes) == 1 || inet_pton(AF_INET6, host, &bytes) == 1
-    }
-
-    /// The first IPv4 address `host` resolves to (else its first IPv6 one), as text; nil when it
-    /// resolves to none. IPv4 first: a Redis bound to 127.0.0.1 is the usual case, and `localhost`
-    /// often lists ::1 first. Blocks.
-    private static func resolve(_ host: String) -> String? {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var results: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, nil, &hints, &results) == 0, var first = results else { return nil }
-        defer { freeaddrinfo(results) }
-        var candidate: UnsafeMutablePointer<addrinfo>? = results
-        while let entry = candidate {
-            if entry.pointee.ai_family == AF_INET {
-                first = entry
-                break
-            }
-            candidate = entry.pointee.ai_next
-        }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let family = first.pointee.ai_family
-        let written: UnsafePointer<CChar>?
-        switch family {
-        case AF_INET:
-            var raw = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
-            written = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-        case AF_INET6:
-            var raw = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                $0.pointee.sin6_addr
-            }
-            written = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
-        default:
-            written = nil
-        }
-        guard written != nil else { return nil }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Opens both connections to `endpoint` and sends the set-up calls.
@@ -349,7 +230,7 @@ final class RedisLink: @unchecked Sendable {
         if let password = address.password {
             let auth = [Array("AUTH".utf8)] + (address.user.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)]
             send(auth, limit: setUpLimit, whileConnecting: true) { [self] in expectOK($0, "AUTH") }
-            _ = Self.command(subscriber, auth, callback: nil, privdata: nil)
+            _ = RedisCommand.send(subscriber, auth, callback: nil, privdata: nil)
         }
         if address.database != 0 {
             send(
@@ -363,58 +244,13 @@ final class RedisLink: @unchecked Sendable {
             pingRoundTrip = Self.monotonic() - started
             becomeReadyWhenSet()
         }
-        _ = Self.command(
+        _ = RedisCommand.send(
             subscriber, [Array("SUBSCRIBE".utf8), Array(settings.channel.utf8)], callback: Self.published,
             privdata: nil)
     }
 
-    /// A new context for `endpoint`, attached to the loop; nil (and the link lost) when hiredis
-    /// cannot even start connecting.
-    private func context(for endpoint: RedisAddress.Endpoint) -> UnsafeMutablePointer<redisAsyncContext>? {
-        let context: UnsafeMutablePointer<redisAsyncContext>?
-        switch endpoint {
-        case .tcp(let host, let port): context = redisAsyncConnect(host, Int32(port))
-        case .unix(let path): context = redisAsyncConnectUnix(path)
-        }
-        guard let context, context.pointee.err == 0 else {
-            var reason = "out of memory"
-            if let context {
-                if let text = context.pointee.errstr { reason = String(cString: text) }
-                redisAsyncFree(context)
-            }
-            lose("cannot connect (\(reason))")
-            return nil
-        }
-        context.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        guard chiredis_attach(context, base, settings.replyLimit) == REDIS_OK else {
-            redisAsyncFree(context)
-            lose("cannot attach to the loop")
-            return nil
-        }
-        redisAsyncSetConnectCallback(context) { context, status in
-            guard status != REDIS_OK, let context, let data = context.pointee.data else { return }
-            // hiredis frees a context whose connect failed once this returns.
-            let reason = context.pointee.errstr.map { String(cString: $0) } ?? "connect failed"
-            RedisLink.link(data).forget(UnsafeMutablePointer(mutating: context), reason: "cannot connect (\(reason))")
-        }
-        redisAsyncSetDisconnectCallback(context) { context, status in
-            guard let context, let data = context.pointee.data else { return }
-            // A connection dropped for a reply over the bound is freed with its error set, and
-            // hiredis then says REDIS_OK: the error is what it was.
-            let failed = status != REDIS_OK || context.pointee.err != 0
-            let link = RedisLink.link(data)
-            var reason = failed ? context.pointee.errstr.map { String(cString: $0) } ?? "?" : "disconnected"
-            // The reader's word for a reply object it could not make, which the bound's charge refuses.
-            if context.pointee.err == REDIS_ERR_OOM {
-                reason = "a reply larger than \(link.settings.replyLimit) bytes, or out of memory"
-            }
-            link.forget(UnsafeMutablePointer(mutating: context), reason: "connection lost (\(reason))")
-        }
-        return context
-    }
-
     /// hiredis is freeing `context` itself: the link lets go of it, and loses the other one.
-    private func forget(_ context: UnsafeMutablePointer<redisAsyncContext>, reason: String) {
+    func forget(_ context: UnsafeMutablePointer<redisAsyncContext>, reason: String) {
         if context == commands {
             commands = nil
         } else if context == subscriber {
@@ -457,7 +293,7 @@ final class RedisLink: @unchecked Sendable {
     }
 
     /// Drops both connections (answering every waiting call with nil) and schedules a reconnect.
-    private func lose(_ reason: String) {
+    func lose(_ reason: String) {
         let wasReady = ready
         ready = false
         let calls = pending[head...]
@@ -482,9 +318,8 @@ final class RedisLink: @unchecked Sendable {
         subscriber = nil
         for context in doomed { redisAsyncFree(context) }
         if wasReady, Self.monotonic() - readySince >= Self.stableSeconds { backoff = Self.firstBackoff }
-        if event_pending(reconnectEvent, Int16(EV_TIMEOUT), nil) == 0 {
-            var delay = Self.timeval(backoff)
-            event_add(reconnectEvent, &delay)
+        if !reconnectTimer.isArmed {
+            reconnectTimer.arm(after: backoff)
             backoff = min(backoff * 2, Self.longestBackoff)
         }
     }
@@ -521,11 +356,6 @@ final class RedisLink: @unchecked Sendable {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-
-    private static func timeval(_ seconds: Double) -> Glibc.timeval {
-        let whole = seconds.rounded(.down)
-        return Glibc.timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1e6))
     }
 }
 

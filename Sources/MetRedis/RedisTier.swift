@@ -1,5 +1,5 @@
 import Foundation
-import MetCore
+import MetEngine
 
 /// The shared tier over Redis (see `SharedTier`). Keys, all under the group's prefix:
 /// `entry:<cache key>` (an entry's record, expiring at its stale-until), `lock:<cache key>` (the
@@ -53,7 +53,7 @@ public final class RedisTier: SharedTier {
     /// Bytes a reply may hold beyond the largest record: the protocol's framing and the tag.
     static let replyOverhead = 65_536
 
-    private let link: RedisLink
+    private let link: any RedisConnection
     private let prefix: String
     private let channel: [UInt8]
     private let time: any TimeSource
@@ -80,10 +80,24 @@ public final class RedisTier: SharedTier {
     ///     its framing) drops the connection.
     ///   - time: the clock of the entries' times (the wall clock).
     /// - Throws: when the loop cannot be made, or libcrypto cannot key the seal.
-    public init(
+    public convenience init(
         address: RedisAddress, prefix: String, timeout: Double, downNotice: String, secret: String?,
         recordLimit: Int, time: any TimeSource, logger: Logger
     ) throws(RedisError) {
+        let link = try RedisLink(
+            settings: RedisLink.Settings(
+                address: address, timeout: timeout, channel: prefix + "events", downNotice: downNotice,
+                replyLimit: recordLimit + GroupSeal.tagBytes + Self.replyOverhead),
+            logger: logger)
+        try self.init(link: link, prefix: prefix, secret: secret, recordLimit: recordLimit, time: time, logger: logger)
+    }
+
+    /// The tier over `link`, which it starts. `link` must listen to the channel `<prefix>events`.
+    init(
+        link: any RedisConnection, prefix: String, secret: String?, recordLimit: Int, time: any TimeSource,
+        logger: Logger
+    ) throws(RedisError) {
+        self.link = link
         self.prefix = prefix
         channel = Array((prefix + "events").utf8)
         self.time = time
@@ -95,14 +109,9 @@ public final class RedisTier: SharedTier {
         } else {
             seal = nil
         }
-        link = try RedisLink(
-            settings: RedisLink.Settings(
-                address: address, timeout: timeout, channel: prefix + "events", downNotice: downNotice,
-                replyLimit: recordLimit + GroupSeal.tagBytes + Self.replyOverhead),
-            logger: logger)
-        link.onMessage = { [weak self] payload in self?.received(payload) }
-        link.onReady = { [weak self] in self?.linkReady() }
-        link.start()
+        link.start(
+            onMessage: { [weak self] payload in self?.received(payload) }, onReady: { [weak self] in self?.linkReady() }
+        )
     }
 
     public var status: SharedTierStatus {

@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 
 /// What instances tell each other on the group's channel, as one line-separated payload; the key
 /// goes last, so that whatever bytes it holds cannot be read as a field. A payload that is not one

@@ -1,7 +1,8 @@
 import CCurl
 import CLibevent
+import EventLoops
 import Foundation
-import MetCore
+import MetEngine
 
 /// libcurl's multi interface driven by a libevent loop on a thread of its own (the pattern of
 /// curl's `hiperfifo.c`): curl says which sockets to watch (`CURLMOPT_SOCKETFUNCTION`) and when
@@ -12,71 +13,54 @@ import MetCore
 /// (`start`, `cancel`), so a handle is added, removed and freed on its own thread, and a cancel
 /// that races the answer finds the transfer gone and does nothing.
 final class CurlMulti: @unchecked Sendable {
-    private let base: OpaquePointer
+    private let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
-    private var timerEvent: OpaquePointer?
-    private var wakeEvent: OpaquePointer?
+    /// curl's wake-up (`CURLMOPT_TIMERFUNCTION`). Set once in `init`, before the loop starts.
+    private var timer: LoopTimer!
     private let headers: UnsafeMutablePointer<curl_slist>
     private let settings: CurlTransfer.Settings
     /// Transfers in flight, by ID. Curl thread only.
     private var transfers: [UInt64: CurlTransfer] = [:]
-    private let jobs = JobQueue()
 
     /// Creates the multi handle and its loop and starts the loop's thread, which runs for the
     /// life of the process.
     init(settings: CurlTransfer.Settings, headers: [String]) throws(CurlError) {
         _ = Self.globalSetUp
-        guard let base = event_base_new() else { throw CurlError("event_base_new failed") }
-        guard let multi = curl_multi_init() else {
-            event_base_free(base)
-            throw CurlError("curl_multi_init failed")
+        do {
+            loop = try EventLoop(name: "upstream-curl")
+        } catch {
+            throw CurlError("setting up the curl loop failed: \(error)")
         }
+        guard let multi = curl_multi_init() else { throw CurlError("curl_multi_init failed") }
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers { list = curl_slist_append(list, header) }
         guard let list else { throw CurlError("curl_slist_append failed") }
-        self.base = base
         self.multi = multi
         self.headers = list
         self.settings = settings
+        do {
+            timer = try LoopTimer(on: loop) { [unowned self] in timerFired() }
+        } catch {
+            throw CurlError("setting up the curl loop failed: \(error)")
+        }
 
         let context = Unmanaged.passUnretained(self).toOpaque()
-        timerEvent = event_new(
-            base, -1, 0,
-            { _, _, context in Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().timerFired() },
-            context)
-        wakeEvent = event_new(
-            base, -1, 0,
-            { _, _, context in Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().jobs.drain() },
-            context)
-        guard timerEvent != nil, wakeEvent != nil,
-            ccurl_multi_set_socket_function(multi, Self.watchSocket, context) == CURLM_OK,
+        guard ccurl_multi_set_socket_function(multi, Self.watchSocket, context) == CURLM_OK,
             ccurl_multi_set_timer_function(multi, Self.setTimer, context) == CURLM_OK,
             // Idle connections kept for reuse: the pacer lets only a few calls out at once.
             ccurl_multi_set_long(multi, CURLMOPT_MAXCONNECTS, 16) == CURLM_OK
         else { throw CurlError("setting up the curl multi handle failed") }
-
-        let thread = Thread { [self] in self.run() }
-        thread.name = "upstream-curl"
-        thread.start()
+        loop.start(holding: self)
     }
 
-    /// The loop; returns only if libevent fails. Curl thread.
-    private func run() {
-        _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
-    }
-
-    /// Process-wide: libevent's thread support (so `event_active` from another thread wakes the
-    /// loop) and curl's global set-up, which is not thread-safe and so runs once, here.
-    private static let globalSetUp: Bool = {
-        _ = evthread_use_pthreads()
-        return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
-    }()
+    /// curl's global set-up, which is not thread-safe and so runs once, here.
+    private static let globalSetUp: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     /// Starts `GET url` as transfer `id`; `continuation` gets its outcome exactly once. Any thread.
     func start(
         id: UInt64, url: String, continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
     ) {
-        execute { [self] in
+        loop.execute { [self] in
             guard
                 let transfer = CurlTransfer.make(
                     id: id, url: url, settings: settings, headers: headers, continuation: continuation)
@@ -92,7 +76,7 @@ final class CurlMulti: @unchecked Sendable {
     /// Abandons transfer `id`: its continuation gets `.cancelled` unless it finished already.
     /// Any thread; idempotent.
     func cancel(_ id: UInt64) {
-        execute { [self] in
+        loop.execute { [self] in
             guard let transfer = transfers.removeValue(forKey: id) else { return }
             curl_multi_remove_handle(multi, transfer.easy)
             transfer.cancel()
@@ -100,11 +84,6 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     // MARK: The loop
-
-    /// Runs `job` on the curl thread; only the first job after a drain pays for the wake-up.
-    private func execute(_ job: @escaping @Sendable () -> Void) {
-        jobs.post(job) { event_active(wakeEvent, 0, 0) }
-    }
 
     /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what curl asks, or stop watching it. The
     /// socket's event is kept as curl's per-socket pointer (`curl_multi_assign`).
@@ -131,9 +110,9 @@ final class CurlMulti: @unchecked Sendable {
         }
         if let existing {
             event_del(existing)
-            event_assign(existing, base, socket, flags, ready, context)
+            event_assign(existing, loop.base, socket, flags, ready, context)
             event_add(existing, nil)
-        } else if let event = event_new(base, socket, flags, ready, context) {
+        } else if let event = event_new(loop.base, socket, flags, ready, context) {
             curl_multi_assign(multi, socket, UnsafeMutableRawPointer(event))
             event_add(event, nil)
         }
@@ -144,10 +123,9 @@ final class CurlMulti: @unchecked Sendable {
     private static let setTimer: curl_multi_timer_callback = { _, milliseconds, context in
         let multi = Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue()
         if milliseconds < 0 {
-            event_del(multi.timerEvent)
+            multi.timer.cancel()
         } else {
-            var delay = timeval(tv_sec: milliseconds / 1_000, tv_usec: (milliseconds % 1_000) * 1_000)
-            event_add(multi.timerEvent, &delay)
+            multi.timer.arm(after: Double(milliseconds) / 1_000)
         }
         return 0
     }
@@ -159,7 +137,7 @@ final class CurlMulti: @unchecked Sendable {
         var running: Int32 = 0
         curl_multi_socket_action(multi, socket, action, &running)
         collectFinished()
-        if running <= 0 { event_del(timerEvent) }
+        if running <= 0 { timer.cancel() }
     }
 
     private func timerFired() {

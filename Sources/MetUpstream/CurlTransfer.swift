@@ -1,5 +1,5 @@
 import CCurl
-import MetCore
+import MetEngine
 
 /// One upstream request in flight on the curl thread: its easy handle, the body received so
 /// far, and the continuation that gets the outcome exactly once.

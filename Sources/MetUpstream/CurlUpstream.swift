@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 import Synchronization
 
 /// The real Met API (or any server at the same paths, such as `met-fixture-server`) over

@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 import MetFixtures
 
 /// The command line of `met-fixture-server`.

@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 import MetFixtures
 import MetGzip
 import MetHTTP
@@ -40,11 +41,16 @@ do {
     FileHandle.standardError.write(Data("met-fixture-server: \(error)\n".utf8))
     exit(69)
 }
+// Signals are caught before the address is announced: whoever reads it may signal at once.
+do {
+    try ShutdownSignal.onReceipt { _ in
+        server.shutdown(gracePeriod: 1)
+        exit(0)
+    }
+} catch {
+    FileHandle.standardError.write(Data("met-fixture-server: cannot watch signals: \(error)\n".utf8))
+    exit(69)
+}
 print("listening on \(address.url)")
 fflush(nil)  // stdout is a pipe under tests; the line must go out now
-
-ShutdownSignal.onReceipt { _ in
-    server.shutdown(gracePeriod: 1)
-    exit(0)
-}
 dispatchMain()

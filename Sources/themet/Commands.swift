@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 
 /// Every command of `themet`, for `themet --help` and `themet help COMMAND`.
 enum Commands {

@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// A `/search` asked in steps, for a terminal: each step waits at most `step` for the objects
 /// still pending and shows how many arrived, so a slow, paced upstream is never silence. The

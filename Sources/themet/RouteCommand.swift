@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// A subcommand of `themet` that answers one request through the core, without a server, and
 /// prints what the route returns: `search`, `timeline`, `open`.
@@ -45,7 +46,9 @@ public enum RouteCommands {
             return response.status == 400 ? 64 : 1
         }
         let output = pretty ? JSONPretty.format(response.body) ?? response.body : response.body
-        FileHandle.standardOutput.write(Data(output + [0x0A]))
+        // SIGPIPE is ignored (the loops' sockets need that): a reader that has gone, such as
+        // `| head`, ends the command with the status a SIGPIPE would have given, quietly.
+        guard Logger.writeAll(output + [0x0A], to: 1) else { return 141 }
         if let pending = Self.pendingCount(response.body), pending > 0 {
             FileHandle.standardError.write(
                 Data(

@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// `themet search QUERY [--limit N] [filters…]`: the same core search as `GET /search`, run once
 /// from a terminal, for people without a front end.

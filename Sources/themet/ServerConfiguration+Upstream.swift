@@ -1,4 +1,5 @@
 import MetCore
+import MetEngine
 import MetFixtures
 import MetUpstream
 
@@ -6,12 +7,12 @@ extension ServerConfiguration {
     /// The upstream this configuration names: libcurl for an origin, the fixture archive for a
     /// directory. Throws a `ConfigurationError` for `--upstream` when either cannot be used.
     func makeUpstream() throws(ConfigurationError) -> any Upstream {
-        switch upstream {
+        switch upstream.location {
         case .origin(let origin):
             do {
                 return try CurlUpstream(
-                    origin: origin, connectTimeout: upstreamConnectTimeout, timeout: upstreamTimeout,
-                    maxBodyBytes: upstreamMaxBody)
+                    origin: origin, connectTimeout: upstream.connectTimeout, timeout: upstream.timeout,
+                    maxBodyBytes: upstream.maxBody)
             } catch {
                 throw ConfigurationError(flag: "--upstream", reason: "cannot start the HTTP client: \(error)")
             }

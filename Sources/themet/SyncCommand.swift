@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// `themet sync` (one sync, then exit) and the server's periodic sync (`--sync-interval`).
 enum SyncCommand {
@@ -14,9 +15,9 @@ enum SyncCommand {
         them from the disk.
         """
 
-    /// One sync of `service`; the exit status.
-    static func run(_ service: MetService) async -> Int32 {
-        switch await service.sync() {
+    /// One run of `synchronizer`; the exit status.
+    static func run(_ synchronizer: Synchronizer) async -> Int32 {
+        switch await synchronizer.run() {
         case .success(let report):
             print(
                 "synced changes since \(report.since): \(report.listed) changed at the Met, \(report.cached) cached, "
@@ -28,15 +29,16 @@ enum SyncCommand {
         }
     }
 
-    /// Syncs `service` every `interval` seconds, the first one interval after the last successful
-    /// sync (or after now when there was none), in a task of its own for the server's lifetime.
-    static func schedule(_ service: MetService, every interval: Double, logger: Logger) {
+    /// Runs `synchronizer` every `interval` seconds, the first one interval after the last
+    /// successful sync (or after now when there was none), in a task of its own for the server's
+    /// lifetime.
+    static func schedule(_ synchronizer: Synchronizer, every interval: Double, logger: Logger) {
         Task.detached {
-            var due = (service.lastSync ?? Date().timeIntervalSince1970) + interval
+            var due = (synchronizer.lastSync ?? Date().timeIntervalSince1970) + interval
             while true {
                 let wait = max(0, due - Date().timeIntervalSince1970)
                 try? await Task.sleep(for: .seconds(wait))
-                if case .failure = await service.sync() {
+                if case .failure = await synchronizer.run() {
                     // Try again in a tenth of the interval (at least a minute): the Met may be back.
                     due = Date().timeIntervalSince1970 + max(60, interval / 10)
                 } else {

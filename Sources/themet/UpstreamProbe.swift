@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 
 /// At start-up, whether the Met answers, so that a server started without internet says so at
 /// once rather than through each request's 502: one `GET /departments` through the core (the

@@ -1,5 +1,7 @@
+import EventLoops
 import Foundation
 import MetCore
+import MetEngine
 
 /// `themet warm`: fills the data directory's cache for a search, a department or a file of IDs,
 /// through the pacer, with a progress bar on a terminal.
@@ -78,9 +80,15 @@ enum WarmCommand {
         return ids
     }
 
-    /// Runs the warm-up of `source` with `service`; the exit status.
-    static func run(_ source: Source, service: MetService) async -> Int32 {
-        let stopped = StopFlag()
+    /// Runs the warm-up of `source` with `warmer`; the exit status.
+    static func run(_ source: Source, warmer: Warmer) async -> Int32 {
+        let stopped: StopFlag
+        do {
+            stopped = try StopFlag()
+        } catch {
+            complain("cannot watch SIGINT: \(error)")
+            return 1
+        }
         let resolved: WarmSource
         switch source {
         case .search(let query): resolved = .search(query)
@@ -103,7 +111,7 @@ enum WarmCommand {
         let display = ProgressDisplay(terminal: isatty(2) == 1)
         display.note("listing the objects to warm…")
         let ids: [Int]
-        switch await service.warmIDs(resolved) {
+        switch await warmer.ids(of: resolved) {
         case .success(let listed): ids = listed
         case .failure(let error):
             display.finish()
@@ -111,7 +119,7 @@ enum WarmCommand {
             return 1
         }
         let started = Date()
-        let progress = await service.warm(
+        let progress = await warmer.warm(
             ids, stop: { stopped.isSet }, report: { display.show($0, since: started) })
         display.show(progress, since: started, force: true)
         display.finish()
@@ -131,15 +139,12 @@ enum WarmCommand {
 }
 
 /// Set by SIGINT (Ctrl-C), read by the warm-up before each object. A second SIGINT exits at once.
-/// `@unchecked Sendable`: the signal source is set up once here and only kept alive after.
-final class StopFlag: @unchecked Sendable {
+final class StopFlag: Sendable {
     private let flag = Locked(false)
-    private let source: DispatchSourceSignal
 
-    init() {
-        signal(SIGINT, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { [flag] in
+    /// Catches SIGINT from here on (see `SignalWatch`).
+    init() throws(EventLoopError) {
+        try SignalWatch.observe(SIGINT) { [flag] in
             if flag.withLock({ set in
                 defer { set = true }
                 return set
@@ -148,7 +153,6 @@ final class StopFlag: @unchecked Sendable {
             }
             FileHandle.standardError.write(Data("\nthemet: warm: stopping after the object being fetched…\n".utf8))
         }
-        source.resume()
     }
 
     var isSet: Bool { flag.withLock { $0 } }

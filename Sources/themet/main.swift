@@ -1,6 +1,7 @@
 import Foundation
 import MetCore
 import MetDisk
+import MetEngine
 import MetGzip
 import MetHTTP
 import MetRedis
@@ -87,16 +88,18 @@ do {
     exitForUsage("\(error)")
 }
 
-let logger = Logger(level: configuration.logLevel, format: routeCommand == nil ? configuration.logFormat : .bare)
+let logger = Logger(
+    level: configuration.logging.level, format: routeCommand == nil ? configuration.logging.format : .bare)
 let disk =
-    configuration.diskCacheSize > 0
-    ? DiskCache.open(directory: configuration.dataDirectory, capacity: configuration.diskCacheSize, logger: logger)
+    configuration.cache.diskSize > 0
+    ? DiskCache.open(
+        directory: configuration.cache.dataDirectory, capacity: configuration.cache.diskSize, logger: logger)
     : nil
 let shared: RedisTier?
-if let address = configuration.redis {
+if let address = configuration.redis.address {
     do {
         shared = try RedisTier(
-            address: address, prefix: configuration.redisPrefix, timeout: configuration.redisTimeout,
+            address: address, prefix: configuration.redis.prefix, timeout: configuration.redis.timeout,
             downNotice: "serving from this instance's tiers, pacing it at \(configuration.fallbackRate) request(s)/s",
             secret: groupSecret, recordLimit: configuration.sharedRecordLimit, time: SystemTime(), logger: logger)
         if groupSecret == nil {
@@ -110,14 +113,14 @@ if let address = configuration.redis {
 } else {
     shared = nil
 }
-let service = MetService(
+let engine = CacheEngine(
     configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: SystemTime(), logger: logger,
-    openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
-service.store.load()
+    compress: { Gzip.compress($0) })
 
 if let warmSource {
     Task {
-        let status = await WarmCommand.run(warmSource, service: service)
+        let status = await WarmCommand.run(
+            warmSource, warmer: Warmer(engine: engine, searchAPI: configuration.upstream.searchAPI))
         disk?.close()  // everything fetched reaches the persistent cache, Ctrl-C or not
         exit(status)
     }
@@ -126,12 +129,16 @@ if let warmSource {
 
 if isSync {
     Task {
-        let status = await SyncCommand.run(service)
+        let status = await SyncCommand.run(Synchronizer(engine: engine, configuration: configuration))
         disk?.close()  // the refreshed entries reach the persistent cache before the process ends
         exit(status)
     }
     dispatchMain()
 }
+
+let service = MetService(
+    configuration: configuration, engine: engine, openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
+service.store.load()
 
 if routeCommand != nil {
     Task {
@@ -144,13 +151,18 @@ if routeCommand != nil {
     dispatchMain()
 }
 
-ShutdownSignal.ignoreOthers(logger: logger)
-var httpConfiguration = HTTPServerConfiguration(configuration)
+do {
+    try ShutdownSignal.ignoreOthers(logger: logger)
+} catch {
+    FileHandle.standardError.write(Data("themet: cannot watch signals: \(error)\n".utf8))
+    exit(69)
+}
+var httpConfiguration = HTTPServerConfiguration(configuration.http)
 do {
     // Access lines are info lines: a server at --log-level warning writes none.
     httpConfiguration.accessLog =
-        configuration.logLevel <= .info
-        ? try AccessLog.open(configuration.accessLog, format: configuration.logFormat) : nil
+        configuration.logging.level <= .info
+        ? try AccessLog.open(configuration.logging.accessLog, format: configuration.logging.format) : nil
 } catch {
     exitForUsage("--access-log: \(error)")
 }
@@ -160,23 +172,34 @@ do {
     address = try server.start()
 } catch {
     FileHandle.standardError.write(
-        Data("themet: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
+        Data("themet: cannot listen on \(configuration.http.host):\(configuration.http.port): \(error)\n".utf8))
     exit(69)
 }
 logger.info(
-    "themet \(MetService.version): \(configuration.loops) loop(s), upstream \(upstream.location), "
-        + "data in \(configuration.dataDirectory)")
+    "themet \(MetService.version): \(configuration.http.loops) loop(s), upstream \(upstream.location), "
+        + "data in \(configuration.cache.dataDirectory)")
 // Signals are handled before the address is announced: whoever reads it may signal at once.
-ShutdownSignal.onReceipt { signal in
-    logger.info("signal \(signal): draining for up to \(configuration.shutdownTimeout) s")
-    server.shutdown(gracePeriod: configuration.shutdownTimeout)
-    service.store.waitForWrites()  // the latest results reach objects.json before the process ends
-    disk?.close()  // and the entries still queued, the persistent cache
-    logger.info("stopped")
-    exit(0)
+do {
+    try ShutdownSignal.onReceipt { signal in
+        logger.info("signal \(signal): draining for up to \(configuration.http.shutdownTimeout) s")
+        server.shutdown(gracePeriod: configuration.http.shutdownTimeout)
+        service.store.waitForWrites()  // the latest results reach objects.json before the process ends
+        disk?.close()  // and the entries still queued, the persistent cache
+        logger.info("stopped")
+        exit(0)
+    }
+} catch {
+    FileHandle.standardError.write(Data("themet: cannot watch signals: \(error)\n".utf8))
+    exit(69)
 }
-if configuration.syncInterval > 0 { SyncCommand.schedule(service, every: configuration.syncInterval, logger: logger) }
-if UpstreamProbe.applies(to: configuration.upstream), case .origin(let origin) = configuration.upstream {
+if configuration.cache.syncInterval > 0 {
+    SyncCommand.schedule(
+        Synchronizer(engine: engine, configuration: configuration), every: configuration.cache.syncInterval,
+        logger: logger)
+}
+if UpstreamProbe.applies(to: configuration.upstream.location),
+    case .origin(let origin) = configuration.upstream.location
+{
     Task { await UpstreamProbe.run(service, origin: origin, logger: logger) }
 }
 

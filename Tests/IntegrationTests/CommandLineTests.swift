@@ -22,13 +22,15 @@ struct CommandLineTests {
     /// `themet arguments` run on a pseudo-terminal (standard output and error both the terminal),
     /// through `script`; returns the status and what the terminal showed.
     private static func onTerminal(_ arguments: [String]) async throws -> (status: Int32, screen: String) {
-        let command = ([BuiltProducts.themet.path] + arguments).map {
-            "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
-        }
-        .joined(separator: " ")
         let run = try await ThemetCommand.run(
-            ["-qefc", command, "/dev/null"], executable: URL(fileURLWithPath: "/usr/bin/script"))
+            ["-qefc", shellCommand([BuiltProducts.themet.path] + arguments), "/dev/null"],
+            executable: URL(fileURLWithPath: "/usr/bin/script"))
         return (run.status, String(decoding: run.output, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n"))
+    }
+
+    /// `arguments` as one shell command line, each single-quoted.
+    private static func shellCommand(_ arguments: [String]) -> String {
+        arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
     }
 
     @Test func helpListsTheCommandsAndEachCommandHasItsOwn() async throws {
@@ -109,6 +111,22 @@ struct CommandLineTests {
         #expect(dashed.status == 0, "\(dashed.errorText)")
         let query = try #require(try JSONSerialization.jsonObject(with: dashed.output) as? [String: Any])
         #expect((query["query"] as? [String: Any])?["q"] as? String == "--help")
+    }
+
+    /// A reader that has gone (`| true` here, `| head` once it has read enough) ends the command
+    /// quietly, with the status a SIGPIPE would have given (141), never a crash.
+    @Test func aReaderThatHasGoneEndsTheCommandQuietly() async throws {
+        let fake = try await Self.fake()
+        let directory = Self.dataDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let command = Self.shellCommand([
+            BuiltProducts.themet.path, "search", "cypress", "--upstream", fake.baseURL, "--data-dir", directory,
+        ])
+        // `true` exits at once, long before the search is answered: the write finds no reader.
+        let run = try await ThemetCommand.run(
+            ["-c", command + " | true; echo \"status ${PIPESTATUS[0]}\" >&2"],
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(run.errorText == "status 141\n")
     }
 
     @Test func onATerminalTheJSONIsIndentedInTheDocumentedOrderWithPlainSlashes() async throws {

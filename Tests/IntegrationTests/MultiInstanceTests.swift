@@ -1,5 +1,6 @@
 import Foundation
 import MetCore
+import MetEngine
 import Testing
 
 /// Three themet instances, one redis-server and one met-fixture-server, all real processes on

@@ -29,7 +29,11 @@ struct ObjectRouteTests {
         func cache() async throws -> [String: Any] {
             try await servers.get("/health").json()["cache"] as? [String: Any] ?? [:]
         }
-        #expect(try await cache()["inFlight"] as? Int == 1)  // the refresh, still waiting for the Met
+        // The refresh is in flight until the Met has answered it, which the fake counts first: on a
+        // loaded machine its 5 s may already have passed, and then it is counted.
+        let inFlight = try await cache()["inFlight"] as? Int
+        let counted = try await servers.upstreamStats().total
+        #expect(inFlight == 1 || (inFlight == 0 && counted == 2), "in flight: \(String(describing: inFlight))")
         #expect(try await cache()["revalidating"] as? Int == 3)
         var polls = 0
         while try await cache()["inFlight"] as? Int != 0, polls < 200 {  // 10 s at most

@@ -25,12 +25,10 @@ struct ProcessSignalAndPortTests {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("themet-port-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let started = Date()
         let second = try await ThemetCommand.run([
             "serve", "--port", String(port), "--upstream", servers.fake.baseURL, "--data-dir", directory,
         ])
         #expect(second.status == 69, "standard error: \(second.errorText)")
-        #expect(Date().timeIntervalSince(started) < 10)
         let lines = second.errorText.split(separator: "\n")
         #expect(lines.count == 1)
         #expect(lines.first?.contains(":\(port):") == true)

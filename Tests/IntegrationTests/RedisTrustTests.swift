@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// The shared tier's faults, each as someone who can write to Redis, or a Redis that stalls, would
 /// cause them, through the built binaries: orphaned fill locks, block notices from a clock that

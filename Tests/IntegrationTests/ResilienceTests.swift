@@ -147,9 +147,13 @@ struct ResilienceTests {
     }
 
     @Test func sigtermFinishesInFlightRequestsAndExitsZero() async throws {
-        let servers = try await Servers.start(fake: ["--latency", "700"])
+        // The signal is sent once the Met holds the request, never before the client has connected:
+        // a server that stops accepting at a SIGTERM would refuse a request still on its way. The
+        // Met holds it for 8 s (the server waits 10 for it): under ThreadSanitizer, polls of the
+        // fake's counts once missed a 3 s window.
+        let servers = try await Servers.start(fake: ["--latency", "8000"])
         async let slow = servers.get("/objects/436535")
-        try await Task.sleep(for: .milliseconds(200))
+        try await servers.waitUntilTheMetHolds(1)
         servers.themet.signal(SIGTERM)
         let result = try await slow
         #expect(result.status == 200)

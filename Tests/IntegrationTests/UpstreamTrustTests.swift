@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 import Testing
 
 @Suite("A misbehaving upstream, hostile query bytes and hang-ups, through the real HTTP client")

@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Access lines, log formats and timestamps")
 struct AccessLineTests {

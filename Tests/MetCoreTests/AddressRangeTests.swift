@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite struct AddressRangeTests {
     @Test(arguments: [

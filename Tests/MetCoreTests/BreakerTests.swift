@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Firewall breaker: cool-down, doubling, cap, reset, and no calls while blocked")
 struct BreakerTests {
@@ -100,9 +101,9 @@ struct BreakerTests {
     private func harness(_ upstream: FakeUpstream, configure: (inout ServerConfiguration) -> Void = { _ in }) -> Harness
     {
         Harness(upstream: upstream) { configuration in
-            configuration.freshness.object = 100
-            configuration.freshness.staleIfError = 1_000
-            configuration.blockCooldown = 60
+            configuration.cache.freshness.object = 100
+            configuration.cache.freshness.staleIfError = 1_000
+            configuration.upstream.blockCooldown = 60
             configure(&configuration)
         }
     }
@@ -168,11 +169,11 @@ struct BreakerTests {
             Sample.objectKey(3): .json(Sample.object(3)),
         ])
         upstream.hold()
-        let harness = harness(upstream) { $0.upstreamConcurrency = 1 }
+        let harness = harness(upstream) { $0.upstream.concurrency = 1 }
         let blocked = Task { await harness.get("/objects/1") }
         await upstream.waitForCalls(1)
         let queued = [Task { await harness.get("/objects/2") }, Task { await harness.get("/objects/3") }]
-        await waitUntil { harness.service.pacer.figures.waiting == 2 }
+        await waitUntil { harness.service.engine.pacer.figures.waiting == 2 }
 
         upstream.release()
         #expect(await blocked.value.problemCode == "upstream_blocked")
@@ -187,7 +188,7 @@ struct BreakerTests {
     @Test func aRetryDueDuringABlockIsNotMade() async {
         let upstream = FakeUpstream([Sample.objectKey(2): .blockPage])
         upstream.answer(.object(id: 1), withEach: [.errorPage(503), .json(Sample.object(1))])
-        let harness = harness(upstream) { $0.upstreamRetries = 2 }
+        let harness = harness(upstream) { $0.upstream.retries = 2 }
         let retrying = Task { await harness.get("/objects/1") }
         await waitUntil { upstream.calls.count == 1 && harness.time.sleeping == 1 }  // in its back-off
 

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite struct CORSPolicyTests {
     @Test(arguments: [
@@ -56,7 +57,7 @@ import Testing
         let configuration = try ServerConfiguration.parse(
             arguments: ["--cors-origin", "https://app.example,http://localhost:5173"], environment: [:],
             processorCount: 2)
-        #expect(configuration.cors == .origins(["https://app.example", "http://localhost:5173"]))
+        #expect(configuration.access.cors == .origins(["https://app.example", "http://localhost:5173"]))
         #expect(throws: ConfigurationError.self) {
             try ServerConfiguration.parse(
                 arguments: ["--cors-origin", "http://a.example/"], environment: [:], processorCount: 2)

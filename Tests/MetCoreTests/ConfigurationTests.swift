@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Configuration parsing")
 struct ConfigurationTests {
@@ -13,33 +14,33 @@ struct ConfigurationTests {
 
     @Test func noFlagsAndNoEnvironmentGiveTheDefaults() throws {
         let configuration = try parse(environment: ["HOME": "/home/ada"], processorCount: 4)
-        #expect(configuration.host == "127.0.0.1")
-        #expect(configuration.port == 8080)
-        #expect(configuration.upstream == .origin("https://collectionapi.metmuseum.org"))
-        #expect(configuration.dataDirectory == "/home/ada/.cache/themet")
-        #expect(configuration.loops == 4)
-        #expect(configuration.cacheSize == 256 * 1_048_576)
-        #expect(configuration.upstreamTimeout == 10)
-        #expect(configuration.idleTimeout == 60)
-        #expect(configuration.readTimeout == 10)
-        #expect(configuration.maxConnections == nil)
-        #expect(configuration.shutdownTimeout == 10)
-        #expect(configuration.cors == .any)
-        #expect(configuration.logLevel == .info)
-        #expect(configuration.freshness == FreshnessPolicy())
-        #expect(configuration.freshness.object == 2_592_000)
-        #expect(configuration.syncInterval == 86_400)
-        #expect(configuration.freshness.objectList == 3_600)
-        #expect(configuration.freshness.departments == 604_800)
-        #expect(configuration.freshness.notFound == 3_600)
-        #expect(configuration.freshness.staleIfError == 604_800)
-        #expect(configuration.blockCooldown == 60)
-        #expect(configuration.upstreamRate == 1)
-        #expect(configuration.upstreamBurst == 3)
-        #expect(configuration.upstreamConcurrency == 2)
-        #expect(configuration.upstreamRetries == 2)
-        #expect(configuration.requestTimeout == 30)
-        #expect(configuration.limits == RequestLimits())
+        #expect(configuration.http.host == "127.0.0.1")
+        #expect(configuration.http.port == 8080)
+        #expect(configuration.upstream.location == .origin("https://collectionapi.metmuseum.org"))
+        #expect(configuration.cache.dataDirectory == "/home/ada/.cache/themet")
+        #expect(configuration.http.loops == 4)
+        #expect(configuration.cache.memorySize == 256 * 1_048_576)
+        #expect(configuration.upstream.timeout == 10)
+        #expect(configuration.http.idleTimeout == 60)
+        #expect(configuration.http.readTimeout == 10)
+        #expect(configuration.http.maxConnections == nil)
+        #expect(configuration.http.shutdownTimeout == 10)
+        #expect(configuration.access.cors == .any)
+        #expect(configuration.logging.level == .info)
+        #expect(configuration.cache.freshness == FreshnessPolicy())
+        #expect(configuration.cache.freshness.object == 2_592_000)
+        #expect(configuration.cache.syncInterval == 86_400)
+        #expect(configuration.cache.freshness.objectList == 3_600)
+        #expect(configuration.cache.freshness.departments == 604_800)
+        #expect(configuration.cache.freshness.notFound == 3_600)
+        #expect(configuration.cache.freshness.staleIfError == 604_800)
+        #expect(configuration.upstream.blockCooldown == 60)
+        #expect(configuration.upstream.rate == 1)
+        #expect(configuration.upstream.burst == 3)
+        #expect(configuration.upstream.concurrency == 2)
+        #expect(configuration.upstream.retries == 2)
+        #expect(configuration.upstream.requestTimeout == 30)
+        #expect(configuration.http.limits == RequestLimits())
         #expect(configuration == ServerConfiguration(environment: ["HOME": "/home/ada"], processorCount: 4))
     }
 
@@ -51,38 +52,38 @@ struct ConfigurationTests {
         ([:], ".cache/themet"),
     ])
     func defaultDataDirectoryFollowsXDGThenHome(environment: [String: String], expected: String) throws {
-        #expect(try parse(environment: environment).dataDirectory == expected)
+        #expect(try parse(environment: environment).cache.dataDirectory == expected)
     }
 
     @Test(arguments: [0, 1, 16])
     func defaultLoopsAreOnePerCoreAndAtLeastOne(cores: Int) throws {
-        #expect(try parse(processorCount: cores).loops == max(1, cores))
+        #expect(try parse(processorCount: cores).http.loops == max(1, cores))
     }
 
     @Test func flagsOverrideEnvironmentWhichOverridesDefaults() throws {
         let environment = ["THEMET_PORT": "9000", "THEMET_HOST": "0.0.0.0", "THEMET_LOG_LEVEL": "debug"]
         let fromEnvironment = try parse(environment: environment)
-        #expect(fromEnvironment.port == 9000)
-        #expect(fromEnvironment.host == "0.0.0.0")
-        #expect(fromEnvironment.logLevel == .debug)
+        #expect(fromEnvironment.http.port == 9000)
+        #expect(fromEnvironment.http.host == "0.0.0.0")
+        #expect(fromEnvironment.logging.level == .debug)
 
         let withFlags = try parse(["--port", "9001", "--log-level=warning"], environment: environment)
-        #expect(withFlags.port == 9001)
-        #expect(withFlags.logLevel == .warning)
-        #expect(withFlags.host == "0.0.0.0")
+        #expect(withFlags.http.port == 9001)
+        #expect(withFlags.logging.level == .warning)
+        #expect(withFlags.http.host == "0.0.0.0")
     }
 
     @Test func theLastOfARepeatedFlagWins() throws {
-        #expect(try parse(["--port", "1", "--port=2"]).port == 2)
+        #expect(try parse(["--port", "1", "--port=2"]).http.port == 2)
     }
 
     @Test(arguments: [["--port", "8123"], ["--port=8123"]])
     func flagValueMayFollowWithASpaceOrAnEqualsSign(arguments: [String]) throws {
-        #expect(try parse(arguments).port == 8123)
+        #expect(try parse(arguments).http.port == 8123)
     }
 
     @Test func aValueMayContainAnEqualsSign() throws {
-        #expect(try parse(["--data-dir=state=1"]).dataDirectory == "state=1")
+        #expect(try parse(["--data-dir=state=1"]).cache.dataDirectory == "state=1")
     }
 
     @Test func everyOptionSetsItsField() throws {
@@ -97,38 +98,38 @@ struct ConfigurationTests {
             "https://app.example/objects/{id}", "--public-url", "https://met.example/", "--read-timeout",
             "1500ms", "--max-connections", "4",
         ])
-        #expect(configuration.host == "::1")
-        #expect(configuration.port == 0)
-        #expect(configuration.upstream == .directory("fixtures"))
-        #expect(configuration.dataDirectory == "state")
-        #expect(configuration.loops == 3)
-        #expect(configuration.cacheSize == 65_536)
-        #expect(configuration.upstreamTimeout == 0.25)
-        #expect(configuration.idleTimeout == 300)
-        #expect(configuration.readTimeout == 1.5)
-        #expect(configuration.maxConnections == 4)
-        #expect(configuration.shutdownTimeout == 0)
-        #expect(configuration.cors == .origins(["https://app.example"]))
-        #expect(configuration.logLevel == .error)
-        #expect(configuration.freshness.object == 7_200)
-        #expect(configuration.freshness.objectList == 30)
-        #expect(configuration.freshness.departments == 604_800)
-        #expect(configuration.freshness.notFound == 1.5)
-        #expect(configuration.freshness.staleIfError == 0)
-        #expect(configuration.blockCooldown == 90)
-        #expect(configuration.limits.maxURILength == 1_024)
-        #expect(configuration.limits.maxHeaderBytes == 2_048)
-        #expect(configuration.limits.maxBodyBytes == 0)
-        #expect(configuration.requestTimeout == 45)
-        #expect(configuration.upstreamRate == 0.5)
-        #expect(configuration.upstreamBurst == 5)
-        #expect(configuration.upstreamConcurrency == 4)
-        #expect(configuration.upstreamRetries == 0)
-        #expect(configuration.searchAPI == .v1_1)
-        #expect(configuration.freshness.search == 600)
-        #expect(configuration.widgetObjects == 5)
-        #expect(configuration.detailURL == "https://app.example/objects/{id}")
-        #expect(configuration.publicURL == "https://met.example")
+        #expect(configuration.http.host == "::1")
+        #expect(configuration.http.port == 0)
+        #expect(configuration.upstream.location == .directory("fixtures"))
+        #expect(configuration.cache.dataDirectory == "state")
+        #expect(configuration.http.loops == 3)
+        #expect(configuration.cache.memorySize == 65_536)
+        #expect(configuration.upstream.timeout == 0.25)
+        #expect(configuration.http.idleTimeout == 300)
+        #expect(configuration.http.readTimeout == 1.5)
+        #expect(configuration.http.maxConnections == 4)
+        #expect(configuration.http.shutdownTimeout == 0)
+        #expect(configuration.access.cors == .origins(["https://app.example"]))
+        #expect(configuration.logging.level == .error)
+        #expect(configuration.cache.freshness.object == 7_200)
+        #expect(configuration.cache.freshness.objectList == 30)
+        #expect(configuration.cache.freshness.departments == 604_800)
+        #expect(configuration.cache.freshness.notFound == 1.5)
+        #expect(configuration.cache.freshness.staleIfError == 0)
+        #expect(configuration.upstream.blockCooldown == 90)
+        #expect(configuration.http.limits.maxURILength == 1_024)
+        #expect(configuration.http.limits.maxHeaderBytes == 2_048)
+        #expect(configuration.http.limits.maxBodyBytes == 0)
+        #expect(configuration.upstream.requestTimeout == 45)
+        #expect(configuration.upstream.rate == 0.5)
+        #expect(configuration.upstream.burst == 5)
+        #expect(configuration.upstream.concurrency == 4)
+        #expect(configuration.upstream.retries == 0)
+        #expect(configuration.upstream.searchAPI == .v1_1)
+        #expect(configuration.cache.freshness.search == 600)
+        #expect(configuration.presentation.widgetObjects == 5)
+        #expect(configuration.presentation.detailURL == "https://app.example/objects/{id}")
+        #expect(configuration.presentation.publicURL == "https://met.example")
     }
 
     /// One bad value per option; the test below fails if an option is added without one.
@@ -228,16 +229,18 @@ struct ConfigurationTests {
     ])
     func theWidgetAndDeepLinkOptionsKeepSafeValues(flag: String, value: String, kept: String) throws {
         let configuration = try parse([flag, value])
-        #expect((flag == "--detail-url" ? configuration.detailURL : configuration.publicURL) == kept)
+        #expect(
+            (flag == "--detail-url" ? configuration.presentation.detailURL : configuration.presentation.publicURL)
+                == kept)
     }
 
     @Test func theWidgetAndDeepLinkDefaults() throws {
         let configuration = try parse()
-        #expect(configuration.widgetObjects == 30)
-        #expect(configuration.detailURL == "/objects/{id}")
-        #expect(configuration.publicURL == nil)
-        #expect(try parse(["--widget-objects", "1"]).widgetObjects == 1)
-        #expect(try parse(environment: ["THEMET_WIDGET_OBJECTS": "100"]).widgetObjects == 100)
+        #expect(configuration.presentation.widgetObjects == 30)
+        #expect(configuration.presentation.detailURL == "/objects/{id}")
+        #expect(configuration.presentation.publicURL == nil)
+        #expect(try parse(["--widget-objects", "1"]).presentation.widgetObjects == 1)
+        #expect(try parse(environment: ["THEMET_WIDGET_OBJECTS": "100"]).presentation.widgetObjects == 100)
     }
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
@@ -252,8 +255,8 @@ struct ConfigurationTests {
     }
 
     @Test func aFlagOverridesABadEnvironmentValue() throws {
-        #expect(try parse(["--port", "0"], environment: ["THEMET_PORT": "abc"]).port == 0)
-        #expect(try parse(["--port=1"], environment: ["THEMET_PORT": "abc"]).port == 1)
+        #expect(try parse(["--port", "0"], environment: ["THEMET_PORT": "abc"]).http.port == 0)
+        #expect(try parse(["--port=1"], environment: ["THEMET_PORT": "abc"]).http.port == 1)
         // Another flag does not: the variable still fails, naming itself.
         #expect(
             throws: ConfigurationError(
@@ -264,7 +267,7 @@ struct ConfigurationTests {
     }
 
     @Test func doubleDashEndsTheFlagsAndNothingMayFollowIt() throws {
-        #expect(try parse(["--port", "1", "--"]).port == 1)
+        #expect(try parse(["--port", "1", "--"]).http.port == 1)
         #expect(throws: ConfigurationError(flag: "x", reason: "unexpected argument; the server takes flags only")) {
             try parse(["--", "x"])
         }
@@ -292,11 +295,12 @@ struct ConfigurationTests {
     }
 
     @Test func dataDirectoryComesFromTHEMET_DATA_DIR() throws {
-        #expect(try parse(environment: ["THEMET_DATA_DIR": "state", "HOME": "/home/ada"]).dataDirectory == "state")
+        #expect(
+            try parse(environment: ["THEMET_DATA_DIR": "state", "HOME": "/home/ada"]).cache.dataDirectory == "state")
     }
 
     @Test func unrelatedEnvironmentVariablesAreIgnored() throws {
-        #expect(try parse(environment: ["THEMET_UNKNOWN": "1", "PORT": "1"]).port == 8080)
+        #expect(try parse(environment: ["THEMET_UNKNOWN": "1", "PORT": "1"]).http.port == 8080)
     }
 
     @Test(arguments: ["--nope", "--nope=1", "--PORT"])
@@ -354,12 +358,12 @@ struct ConfigurationTests {
         ("HTTP://LOCALHOST:9", "HTTP://LOCALHOST:9"),
     ])
     func upstreamOriginsAreNormalised(value: String, origin: String) throws {
-        #expect(try parse(["--upstream", value]).upstream == .origin(origin))
+        #expect(try parse(["--upstream", value]).upstream.location == .origin(origin))
     }
 
     @Test(arguments: ["Fixtures", "./Fixtures", "/srv/met-fixtures", "ftp.example.org"])
     func anUpstreamThatIsNotHTTPIsADirectory(value: String) throws {
-        #expect(try parse(["--upstream", value]).upstream == .directory(value))
+        #expect(try parse(["--upstream", value]).upstream.location == .directory(value))
     }
 
     @Test(arguments: [
@@ -368,103 +372,5 @@ struct ConfigurationTests {
     func unusableUpstreamOriginsAreRejected(value: String) {
         let error = #expect(throws: ConfigurationError.self) { try parse(["--upstream=\(value)"]) }
         #expect(error?.flag == "--upstream")
-    }
-}
-
-@Suite("The README's configuration table")
-struct ReadmeConfigurationTableTests {
-    /// The README at the repository root, found from this file's path.
-    static let readme =
-        (try? String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
-
-    @Test(arguments: ServerConfiguration.options.map(\.flag))
-    func listsEveryOptionWithItsVariable(flag: String) throws {
-        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
-        #expect(Self.readme.contains("| `\(flag)` | `\(option.environmentVariable)` |"))
-    }
-
-    @Test func listsTheOptionsInTheTableOrder() {
-        let positions = ServerConfiguration.options.compactMap { Self.readme.range(of: "| `\($0.flag)` |")?.lowerBound }
-        #expect(positions.count == ServerConfiguration.options.count)
-        #expect(positions == positions.sorted())
-    }
-}
-
-@Suite("--help defaults are the real defaults")
-struct HelpDefaultTests {
-    static let environment = ["HOME": "/home/ada"]
-    static let processorCount = 3
-    /// What no flag and no variable give, the defaults `--help` describes.
-    static func defaults() throws -> ServerConfiguration {
-        try ServerConfiguration.parse(arguments: [], environment: environment, processorCount: processorCount)
-    }
-
-    /// Options whose default depends on the machine or is no value at all, so `--help` describes it
-    /// in words; each is checked against the real default below. Every other default is a value.
-    static let describedDefaults: Set<String> = [
-        "--data-dir", "--loops", "--max-connections", "--public-url", "--admin-token", "--redis",
-        "--redis-fallback-rate", "--trusted-proxy", "--redis-secret", "--redis-secret-file",
-    ]
-
-    @Test(arguments: ServerConfiguration.options.map(\.flag))
-    func theUsageTextShowsTheOptionsDefault(flag: String) throws {
-        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
-        #expect(ServerConfiguration.usage.contains("[\(option.environmentVariable); default \(option.defaultText)]"))
-    }
-
-    /// The printed default, given as the flag's value, changes nothing: it is the value the
-    /// configuration has without the flag.
-    @Test(arguments: ServerConfiguration.options.map(\.flag).filter { !describedDefaults.contains($0) })
-    func aDefaultShownAsAValueIsTheRealDefault(flag: String) throws {
-        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
-        let given = try ServerConfiguration.parse(
-            arguments: [flag, option.defaultText], environment: Self.environment, processorCount: Self.processorCount)
-        #expect(given == (try Self.defaults()), "\(flag): --help says \(option.defaultText)")
-    }
-
-    @Test func defaultsDescribedInWordsAreTheRealDefaults() throws {
-        func text(_ flag: String) -> String? { ServerConfiguration.options.first { $0.flag == flag }?.defaultText }
-        let defaults = try Self.defaults()
-
-        #expect(text("--data-dir") == "$XDG_CACHE_HOME/themet or ~/.cache/themet")
-        #expect(defaults.dataDirectory == "/home/ada/.cache/themet")
-        let xdg = try ServerConfiguration.parse(
-            arguments: [], environment: ["XDG_CACHE_HOME": "/xdg", "HOME": "/home/ada"], processorCount: 1)
-        #expect(xdg.dataDirectory == "/xdg/themet")
-
-        #expect(text("--loops") == "one per core")
-        #expect(defaults.loops == Self.processorCount)
-
-        // nil: the server works the limit out when it starts.
-        #expect(text("--max-connections") == "descriptor limit - 128")
-        #expect(defaults.maxConnections == nil)
-
-        #expect(text("--public-url") == "none (relative links)")
-        #expect(defaults.publicURL == nil)
-
-        #expect(text("--admin-token") == "none (clients on this machine only)")
-        #expect(defaults.adminToken == nil)
-
-        #expect(text("--trusted-proxy") == "none")
-        #expect(defaults.trustedProxies == .none)
-
-        #expect(text("--redis-secret") == "none (Redis writers are trusted)")
-        #expect(text("--redis-secret-file") == "none")
-        #expect(defaults.redisSecret == nil && defaults.redisSecretFile == nil)
-
-        #expect(text("--redis") == "none")
-        #expect(defaults.redis == nil)
-
-        #expect(text("--redis-fallback-rate") == "a quarter of --upstream-rate")
-        #expect(defaults.redisFallbackRate == nil)
-        #expect(defaults.fallbackRate == defaults.upstreamRate / 4)
-    }
-
-    @Test(arguments: ServerConfiguration.options.map(\.flag).filter { !describedDefaults.contains($0) })
-    func theReadmeShowsTheSameDefault(flag: String) throws {
-        let option = try #require(ServerConfiguration.options.first { $0.flag == flag })
-        #expect(
-            ReadmeConfigurationTableTests.readme.contains(
-                "| `\(flag)` | `\(option.environmentVariable)` | `\(option.defaultText)` |"))
     }
 }

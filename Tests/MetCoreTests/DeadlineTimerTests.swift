@@ -1,6 +1,8 @@
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Deadline timer")
 struct DeadlineTimerTests {

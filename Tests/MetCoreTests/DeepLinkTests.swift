@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Deep links: themet://<id>")
 struct DeepLinkTests {
@@ -152,7 +153,7 @@ struct DeepLinkTargetTests {
             Sample.objectKey(7): .json(
                 WidgetSample.record(7, isPublicDomain: row.isPublicDomain, objectURL: row.objectURL))
         ])
-        let harness = Harness(upstream: upstream) { $0.detailURL = row.template }
+        let harness = Harness(upstream: upstream) { $0.presentation.detailURL = row.template }
         for target in ["/open/7", "/open?url=themet://7"] {
             let response = await harness.get(target)
             #expect(response.status == 302)
@@ -221,7 +222,7 @@ struct DeepLinkTargetTests {
 
         // A cached record still leads somewhere: fresh, or stale while the Met refuses.
         #expect(await harness.get("/open/7").headers["Location"] == "/objects/7")
-        harness.time.advance(by: harness.configuration.freshness.object + 1)
+        harness.time.advance(by: harness.configuration.cache.freshness.object + 1)
         upstream.answer(.object(id: 7), with: .blockPage)
         let stale = await harness.get("/open/7")
         #expect(stale.status == 302)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("GET /: the explorer's files")
 struct ExplorerTests {

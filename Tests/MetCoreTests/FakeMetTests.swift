@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 @testable import MetFixtures
 
 /// The repository's fixture archive, loaded once.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Freshness, revalidation and cache headers")
 struct FreshnessTests {
@@ -40,9 +41,9 @@ struct FreshnessTests {
         let upstream = FakeUpstream()
         upstream.answer(resource, with: .json(body))
         return Harness(upstream: upstream) { configuration in
-            configuration.freshness.object = 100
-            configuration.freshness.objectList = 50
-            configuration.freshness.departments = 200
+            configuration.cache.freshness.object = 100
+            configuration.cache.freshness.objectList = 50
+            configuration.cache.freshness.departments = 200
         }
     }
 
@@ -80,7 +81,7 @@ struct FreshnessTests {
         #expect(harness.getImmediately("/departments") == nil)
         #expect(harness.getImmediately("/public/collection/v1/objects") == nil)
         #expect(harness.upstream.calls.isEmpty)
-        #expect(harness.service.cache.statistics.misses == 0)
+        #expect(harness.service.engine.cache.statistics.misses == 0)
     }
 
     @Test func cacheControlAndAgeMoveWithTheClock() async throws {
@@ -193,7 +194,7 @@ struct FreshnessTests {
 
     @Test func aZeroTTLMeansEveryRequestAsksTheUpstream() async {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
-        let harness = Harness(upstream: upstream) { $0.freshness.object = 0 }
+        let harness = Harness(upstream: upstream) { $0.cache.freshness.object = 0 }
         _ = await harness.get("/objects/1")
         #expect(harness.getImmediately("/objects/1") == nil)
         _ = await harness.get("/objects/1")
@@ -210,6 +211,6 @@ struct FreshnessTests {
         #expect(new.headers["ETag"] != old.headers["ETag"])
         let oldTag = try #require(old.headers["ETag"])
         #expect(try #require(harness.getImmediately("/objects/1", headers: ["If-None-Match": oldTag])).status == 200)
-        #expect(harness.service.cache.statistics.entries == 1)
+        #expect(harness.service.engine.cache.statistics.entries == 1)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("/health")
 struct HealthTests {
@@ -14,7 +15,7 @@ struct HealthTests {
     }
 
     @Test func aFreshServerReportsOkAndZeroes() throws {
-        let harness = Harness { $0.cacheSize = 1_048_576 }
+        let harness = Harness { $0.cache.memorySize = 1_048_576 }
         harness.time.advance(by: 12.9)
         let document = try health(harness)
         #expect(
@@ -76,7 +77,7 @@ struct HealthTests {
         #expect(cache["hits"] == 2)
         #expect(cache["misses"] == 3)  // the failed fetch asked the upstream too
         #expect(cache["entries"] == 2)
-        #expect(cache["bytes"] == harness.service.cache.statistics.bytes)
+        #expect(cache["bytes"] == harness.service.engine.cache.statistics.bytes)
         #expect((cache["bytes"] ?? 0) > 0)
 
         // A good answer clears the failure state but keeps the last error for diagnosis.
@@ -91,7 +92,7 @@ struct HealthTests {
 
     @Test func aBlockShowsAsBlockedUntilTheCooldownEnds() async throws {
         let upstream = FakeUpstream([Sample.objectKey(1): .blockPage])
-        let harness = Harness(upstream: upstream) { $0.blockCooldown = 60 }
+        let harness = Harness(upstream: upstream) { $0.upstream.blockCooldown = 60 }
         _ = await harness.get("/objects/1")
         let document = try health(harness)
         #expect(document["status"] as? String == "degraded")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("GET /iiif/{id}/manifest.json: IIIF Presentation 3 manifests")
 struct IIIFManifestTests {
@@ -76,7 +77,7 @@ struct IIIFManifestTests {
     }
 
     @Test func theIDsStartWithThePublicURLWhenOneIsSet() async throws {
-        let harness = Harness(upstream: Self.upstream()) { $0.publicURL = "https://met.example" }
+        let harness = Harness(upstream: Self.upstream()) { $0.presentation.publicURL = "https://met.example" }
         let manifest = try await manifest(harness, host: "evil.example")
         #expect(manifest["id"] as? String == "https://met.example/iiif/436535/manifest.json")
     }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("JSONPretty: the terminal's JSON")
 struct JSONPrettyTests {

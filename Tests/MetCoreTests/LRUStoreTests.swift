@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("LRU store and memory cache")
 struct LRUStoreTests {
@@ -172,9 +173,9 @@ struct LRUStoreTests {
     @Test func theServiceNeverHoldsMoreThanItsCapacity() async {
         let upstream = FakeUpstream()
         for id in 1...40 { upstream.answer(.object(id: id), with: .json(Sample.object(id))) }
-        let harness = Harness(upstream: upstream) { $0.cacheSize = 4_000 }
+        let harness = Harness(upstream: upstream) { $0.cache.memorySize = 4_000 }
         for id in 1...40 { _ = await harness.get("/objects/\(id)") }
-        let figures = harness.service.cache.statistics
+        let figures = harness.service.engine.cache.statistics
         #expect(figures.bytes <= 4_000)
         #expect(figures.entries + figures.evictions == 40)
         #expect(figures.entries > 0)
@@ -187,11 +188,11 @@ struct LRUStoreTests {
 
     @Test func anAnswerTooLargeToKeepIsServedButNotStored() async {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
-        let harness = Harness(upstream: upstream) { $0.cacheSize = 200 }
+        let harness = Harness(upstream: upstream) { $0.cache.memorySize = 200 }
         let first = await harness.get("/objects/1")
         #expect(first.status == 200)
         #expect(first.body == Array(Sample.object(1).utf8))
-        #expect(harness.service.cache.statistics.entries == 0)
+        #expect(harness.service.engine.cache.statistics.entries == 0)
         #expect(harness.getImmediately("/objects/1") == nil)
         _ = await harness.get("/objects/1")
         #expect(upstream.calls.count == 2)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// `/metrics`: the Prometheus text format, with what the core counted.
 @Suite("Metrics")

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Mirror routes speak the Met's dialect")
 struct MirrorRouteTests {
@@ -108,10 +109,7 @@ struct MirrorRouteTests {
         let target =
             "/public/collection/v1/search?medium=Paintings&medium=Ceramics&medium=Paintings"
             + "&isHighlight=false&isHighlight=true&q=cat"
-        guard case .resource(let resource, _) = Harness().service.router.route(.get(target)).0 else {
-            Issue.record("not planned to a resource")
-            return
-        }
+        let resource = MirrorRoutes.searchResource(.v1, try RequestTarget(parsing: target))
         #expect(
             resource.query.map { "\($0.name)=\($0.value)" } == [
                 "isHighlight=true", "medium=Ceramics|Paintings", "q=cat",

@@ -1,14 +1,15 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Negative caching of the Met's 404s")
 struct NegativeCachingTests {
     private func harness(_ message: String) -> Harness {
         let upstream = FakeUpstream([Sample.objectKey(999): .notFound(message)])
         return Harness(upstream: upstream) { configuration in
-            configuration.freshness.notFound = 30
-            configuration.freshness.object = 1_000
+            configuration.cache.freshness.notFound = 30
+            configuration.cache.freshness.object = 1_000
         }
     }
 

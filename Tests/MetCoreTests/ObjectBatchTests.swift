@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("GET /objects?ids=: several records in one request")
 struct ObjectBatchTests {
@@ -56,7 +57,7 @@ struct ObjectBatchTests {
     @Test func overlappingBatchesAtOnceFetchEachIDOnce() async throws {
         let upstream = Self.upstream()
         // Room for every call at once, so that all of them are held together.
-        let harness = Harness(upstream: upstream) { $0.upstreamConcurrency = 200 }
+        let harness = Harness(upstream: upstream) { $0.upstream.concurrency = 200 }
         upstream.hold()
         let first = Array(Self.ids[0..<60])
         let second = Array(Self.ids[30..<100]).reversed().map { $0 }
@@ -76,7 +77,7 @@ struct ObjectBatchTests {
     @Test func whatHasNotArrivedByTheWaitIsPendingAndNotStored() async throws {
         let upstream = Self.upstream()
         let harness = Harness(upstream: upstream)
-        harness.service.cache.store(
+        harness.service.engine.cache.store(
             CacheEntry(
                 key: Sample.objectKey(5_001), kind: .object, status: 200,
                 body: Array(SearchSample.record(5_001).utf8), storedAt: harness.time.now(), policy: FreshnessPolicy(),
@@ -89,7 +90,7 @@ struct ObjectBatchTests {
         #expect(try partial.jsonObject()["pending"] as? [Int] == [5_002, 5_003])
         await upstream.waitForCalls(2)
         upstream.release()
-        await waitUntil { harness.service.backgroundFillsRunning == 0 }
+        await waitUntil { harness.service.engine.backgroundFillsRunning == 0 }
         let complete = try #require(harness.getImmediately(Self.target([5_001, 5_002, 5_003], "&wait=0")))
         #expect(try objectIDs(complete) == [5_001, 5_002, 5_003])
         #expect(complete.headers["Cache-Control"]?.hasPrefix("max-age=") == true)

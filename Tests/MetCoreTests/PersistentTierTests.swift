@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// A persistent tier in memory that keeps entries as records (`CacheEntry.record`), as the SQLite
 /// tier does, so what comes back is a restored entry, never the one stored.
@@ -37,10 +38,10 @@ struct PersistentTierTests {
     /// Objects fresh for 100 s, revalidated for 600 s more, stale-if-error 1,000 s after freshness.
     private static func harness(_ upstream: FakeUpstream = FakeUpstream(), disk: RecordingTier) -> Harness {
         Harness(upstream: upstream, disk: disk) { configuration in
-            configuration.searchAPI = .v1
-            configuration.freshness.object = 100
-            configuration.freshness.staleWhileRevalidate = 600
-            configuration.freshness.staleIfError = 1_000
+            configuration.upstream.searchAPI = .v1
+            configuration.cache.freshness.object = 100
+            configuration.cache.freshness.staleWhileRevalidate = 600
+            configuration.cache.freshness.staleIfError = 1_000
         }
     }
 
@@ -64,8 +65,8 @@ struct PersistentTierTests {
         #expect(second.upstream.calls.isEmpty)
         // Now memory holds it.
         #expect(second.getImmediately("/objects/1")?.headers["Cache-Status"] == "TheMet; hit; ttl=70")
-        #expect(second.service.cache.statistics.diskHits == 1)
-        #expect(second.service.cache.statistics.hits == 1)
+        #expect(second.service.engine.cache.statistics.diskHits == 1)
+        #expect(second.service.engine.cache.statistics.hits == 1)
     }
 
     @Test func aNegativeEntryAndASearchListComeBackFromTheDiskToo() async throws {
@@ -102,7 +103,7 @@ struct PersistentTierTests {
         #expect(stale.body == fetched.body)
         #expect(stale.headers["Cache-Status"] == "TheMet; fwd=stale; ttl=-50; detail=revalidating")
         await upstream.waitForCalls(1)
-        await waitUntil { second.service.refreshesRunning == 0 }
+        await waitUntil { second.service.engine.refreshesRunning == 0 }
         #expect(upstream.calls.count == 1)
         let refreshed = try #require(second.getImmediately("/objects/1"))
         #expect(refreshed.cacheOutcome == .hit)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// `DELETE /cache/objects/{id}` and `DELETE /cache/search?…` remove entries from memory and the
 /// persistent tier, for loopback clients or the admin token's holders only.
@@ -13,8 +14,8 @@ struct PurgeTests {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
         upstream.answer(SearchSample.v1(), with: SearchSample.ids([1]))
         return Harness(upstream: upstream, disk: disk) { configuration in
-            configuration.searchAPI = .v1
-            configuration.adminToken = token
+            configuration.upstream.searchAPI = .v1
+            configuration.access.adminToken = token
         }
     }
 
@@ -120,7 +121,7 @@ struct PurgeTests {
     @Test func aTrustedProxyOnThisMachineNeverPurgesWithoutTheToken() async throws {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
         let harness = Harness(upstream: upstream) { configuration in
-            configuration.trustedProxies = try! TrustedProxies.parse("127.0.0.1", field: .xForwardedFor).get()
+            configuration.access.trustedProxies = try! TrustedProxies.parse("127.0.0.1", field: .xForwardedFor).get()
         }
         _ = await harness.get("/objects/1")
         // Even with no forwarding field at all (a proxy that adds none).

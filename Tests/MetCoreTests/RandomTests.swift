@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("GET /random: a uniform draw among the IDs known for a filter")
 struct RandomTests {
@@ -101,7 +102,7 @@ struct RandomTests {
 
     @Test func theJSONFormCarriesTheRecordAndWhatItWasDrawnFrom() async throws {
         let harness = Harness(upstream: Self.departmentUpstream(), random: SeededRandom(seed: 1)) {
-            $0.publicURL = "https://met.example"
+            $0.presentation.publicURL = "https://met.example"
         }
         let response = await harness.get("/random?departmentId=\(Self.department)&format=json")
         let body = try response.jsonObject()

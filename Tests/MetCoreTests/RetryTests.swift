@@ -1,6 +1,8 @@
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// A `MetClient` on a fake upstream and a manual clock, with a retry policy whose jitter is fixed.
 private struct RetryRig {
@@ -23,12 +25,13 @@ private struct RetryRig {
         Harness.unpaced(&configuration)
         configure(&configuration)
         pacer = UpstreamPacer(
-            ratePerSecond: configuration.upstreamRate, burst: configuration.upstreamBurst,
-            concurrency: configuration.upstreamConcurrency, time: time)
+            ratePerSecond: configuration.upstream.rate, burst: configuration.upstream.burst,
+            concurrency: configuration.upstream.concurrency, time: time)
         client = MetClient(
             upstream: upstream, monitor: monitor, pacer: pacer,
             retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: baseDelay, maxDelay: maxDelay) { jitter },
-            attemptTimeout: configuration.upstreamTimeout, fetchTimeout: configuration.requestTimeout, time: time,
+            attemptTimeout: configuration.upstream.timeout, fetchTimeout: configuration.upstream.requestTimeout,
+            time: time,
             logger: log.logger())
     }
 
@@ -174,7 +177,7 @@ struct RetryTests {
     }
 
     @Test func anAttemptLongerThanTheUpstreamTimeoutIsCutAndRetried() async {
-        let rig = RetryRig(attempts: 3) { $0.upstreamTimeout = 5 }
+        let rig = RetryRig(attempts: 3) { $0.upstream.timeout = 5 }
         rig.upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
         rig.upstream.hold()
         let fetch = Task { [client = rig.client] in await client.fetch(.object(id: 1)) }
@@ -230,8 +233,8 @@ struct RetryTests {
     @Test func aRetryWaitsForThePacer() async throws {
         // No pause of its own (jitter 0): only the pacer's one token a second spaces the attempts.
         let rig = RetryRig(attempts: 3, jitter: 0) { configuration in
-            configuration.upstreamRate = 1
-            configuration.upstreamBurst = 1
+            configuration.upstream.rate = 1
+            configuration.upstream.burst = 1
         }
         rig.upstream.answer(.object(id: 1), with: .errorPage(503))
         let pacer = rig.pacer
@@ -259,14 +262,14 @@ struct RetryTests {
         let upstream = FakeUpstream()
         upstream.answer(
             .object(id: 1), withEach: [.errorPage(503), .failure(.unreachable("reset")), .json(Sample.object(1))])
-        let harness = Harness(upstream: upstream) { $0.upstreamRetries = 2 }
+        let harness = Harness(upstream: upstream) { $0.upstream.retries = 2 }
         let response = Task { await harness.get("/objects/1") }
         for attempt in 1...2 {
             // The service's policy draws its jitter at random: move to whatever the back-off is
             // (a draw too small for the clock to tell apart from now is no sleep at all).
             await waitUntil {
                 upstream.calls.count > attempt
-                    || (harness.service.monitor.counts.reduce(0) { $0 + $1.1 } == attempt
+                    || (harness.service.engine.monitor.counts.reduce(0) { $0 + $1.1 } == attempt
                         && harness.time.sleeping == 1)
             }
             if upstream.calls.count == attempt, let wake = harness.time.nextDeadline { harness.time.advance(to: wake) }
@@ -282,14 +285,14 @@ struct RetryTests {
         ])
         upstream.hold()
         let harness = Harness(upstream: upstream) { configuration in
-            configuration.upstreamConcurrency = 1
-            configuration.requestTimeout = 5
-            configuration.upstreamRetries = 2
+            configuration.upstream.concurrency = 1
+            configuration.upstream.requestTimeout = 5
+            configuration.upstream.retries = 2
         }
         let first = Task { await harness.get("/objects/1") }
         await upstream.waitForCalls(1)
         let second = Task { await harness.get("/objects/2") }
-        await waitUntil { harness.service.pacer.figures.waiting == 1 }
+        await waitUntil { harness.service.engine.pacer.figures.waiting == 1 }
         harness.time.advance(by: 5)
         let answers = [await first.value, await second.value]
         #expect(answers.map(\.status) == [504, 504])

@@ -3,6 +3,7 @@ import HTTPGrammar
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Routing, validation and problem documents")
 struct RoutingTests {
@@ -186,7 +187,7 @@ struct RoutingTests {
     @Test func aListedOriginIsEchoedOnEveryResponseAndOthersAreNot() async throws {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
         let harness = Harness(upstream: upstream) {
-            $0.cors = .origins(["https://app.example", "http://localhost:5173"])
+            $0.access.cors = .origins(["https://app.example", "http://localhost:5173"])
         }
         let targets: [(String, String)] = [
             ("GET", "/objects/1"), ("GET", "/objects/1"), ("GET", "/objects/abc"), ("GET", "/nope"),
@@ -294,9 +295,9 @@ struct RoutingTests {
 
     private static func limitedHarness() -> Harness {
         Harness { configuration in
-            configuration.limits.maxURILength = 32
-            configuration.limits.maxHeaderBytes = 64
-            configuration.limits.maxBodyBytes = 8
+            configuration.http.limits.maxURILength = 32
+            configuration.http.limits.maxHeaderBytes = 64
+            configuration.http.limits.maxBodyBytes = 8
         }
     }
 

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("/search parameters: validation and canonical form")
 struct SearchQueryTests {

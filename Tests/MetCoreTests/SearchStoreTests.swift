@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("The latest search results become objects.json")
 struct SearchStoreTests {

@@ -1,166 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
-
-// MARK: - Support shared by the search suites
-
-/// Upstream answers for the search tests.
-enum SearchSample {
-    /// The filter every `/search` sends unless told otherwise.
-    static let hasImages = RequestTarget.QueryItem(name: "hasImages", value: "true")
-
-    /// The v1 search for `q` with `filters` (default: `hasImages=true`).
-    static func v1(_ q: String = "cypress", filters: [RequestTarget.QueryItem] = [hasImages]) -> MetResource {
-        .search(.v1, filters: filters, q: q)
-    }
-
-    /// The v1.1 page of 500 hits number `index` of the search for `q`.
-    static func page(
-        _ index: Int, _ q: String = "cypress", filters: [RequestTarget.QueryItem] = [hasImages]
-    ) -> MetResource {
-        .search(.v1_1, filters: filters, q: q, page: (offset: index * SearchAPI.pageLimit, limit: SearchAPI.pageLimit))
-    }
-
-    /// `{"total":N,"objectIDs":[…]}`; the IDs are `null` when there are none, as the Met sends them.
-    static func ids(_ ids: [Int], total: Int? = nil) -> FakeUpstream.Answer {
-        let list = ids.isEmpty ? "null" : "[" + ids.map(String.init).joined(separator: ",") + "]"
-        return .json(#"{"total":\#(total ?? ids.count),"objectIDs":\#(list)}"#)
-    }
-
-    /// An object record with the members search reads. Without an image it is what the Met sends
-    /// for a work that is not public domain: empty image URLs.
-    static func record(_ id: Int, title: String = "Cypresses", year: Int? = 1889, image: Bool = true) -> String {
-        let url = image ? "https://images.metmuseum.org/CRDImages/ep/web-large/DP\(id).jpg" : ""
-        let dates = year.map { #""objectBeginDate":\#($0),"objectEndDate":\#($0),"# } ?? ""
-        return #"{"objectID":\#(id),"isPublicDomain":\#(image),"primaryImage":"\#(url)","#
-            + #""primaryImageSmall":"\#(url)",\#(dates)"title":"\#(title)"}"#
-    }
-
-    /// Answers every object of `ids` with a record (with an image).
-    static func answerObjects(_ ids: some Sequence<Int>, on upstream: FakeUpstream) {
-        for id in ids { upstream.answer(.object(id: id), with: .json(record(id))) }
-    }
-}
-
-/// A directory under the system's temporary directory, removed when the value goes away.
-final class TemporaryDirectory: Sendable {
-    /// The directory's path.
-    let path: String
-
-    init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("themet-search-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    /// The names of the files in it, sorted.
-    var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// A `Harness` for search: a pacer too fast to matter and no retries (unless `configure` says
-/// otherwise: a retry sleeps on the manual clock), its own data directory, and the search
-/// generation to use.
-struct SearchHarness {
-    let harness: Harness
-    let directory: TemporaryDirectory
-
-    init(
-        _ upstream: FakeUpstream = FakeUpstream(), mode: SearchAPIMode = .auto,
-        configure: (inout ServerConfiguration) -> Void = { _ in }
-    ) {
-        let directory = TemporaryDirectory()
-        self.directory = directory
-        harness = Harness(upstream: upstream) { configuration in
-            configuration.upstreamRate = 1_000
-            configuration.upstreamBurst = 1_000
-            configuration.upstreamConcurrency = 100
-            configuration.upstreamRetries = 0
-            configuration.dataDirectory = directory.path
-            configuration.searchAPI = mode
-            configure(&configuration)
-        }
-    }
-
-    var upstream: FakeUpstream { harness.upstream }
-    var time: ManualTime { harness.time }
-    var service: MetService { harness.service }
-
-    /// `objects.json` in the data directory.
-    var storeFile: String { directory.path + "/" + SharedStore.fileName }
-
-    func get(_ target: String, headers: HTTPFields = HTTPFields()) async -> Response {
-        await harness.get(target, headers: headers)
-    }
-
-    func getImmediately(_ target: String, headers: HTTPFields = HTTPFields()) -> Response? {
-        harness.getImmediately(target, headers: headers)
-    }
-
-    /// Waits until no background object fetch of any search is running.
-    func waitForBackgroundFills(sourceLocation: SourceLocation = #_sourceLocation) async {
-        await waitUntil({ service.backgroundFillsRunning == 0 }, sourceLocation: sourceLocation)
-    }
-}
-
-/// A `/search` body, decoded for assertions.
-struct SearchPage {
-    var objects: [Int]
-    var missing: [Int]
-    var withoutImage: [Int]
-    var pending: [Int]
-    var total: Int
-    var offset: Int
-    var limit: Int
-    var next: String?
-    /// The records as sent.
-    var records: [[String: Any]]
-    /// The echoed query.
-    var query: [String: Any]
-}
-
-extension Response {
-    /// The body as a `/search` page (fails the test when it is not one).
-    func searchPage(sourceLocation: SourceLocation = #_sourceLocation) throws -> SearchPage {
-        #expect(status == 200, "status \(status): \(text)", sourceLocation: sourceLocation)
-        let document = try jsonObject(sourceLocation: sourceLocation)
-        let records = try #require(document["objects"] as? [[String: Any]], sourceLocation: sourceLocation)
-        func ids(_ name: String) throws -> [Int] {
-            try #require(document[name] as? [Int], "\(name) is not a list of IDs", sourceLocation: sourceLocation)
-        }
-        return SearchPage(
-            objects: records.compactMap { $0["objectID"] as? Int }, missing: try ids("missing"),
-            withoutImage: try ids("withoutImage"), pending: try ids("pending"),
-            total: try #require(document["total"] as? Int, sourceLocation: sourceLocation),
-            offset: try #require(document["offset"] as? Int, sourceLocation: sourceLocation),
-            limit: try #require(document["limit"] as? Int, sourceLocation: sourceLocation),
-            next: document["next"] as? String, records: records,
-            query: try #require(document["query"] as? [String: Any], sourceLocation: sourceLocation))
-    }
-}
-
-/// An upstream that counts how many calls are inside it at once, around a `FakeUpstream`.
-final class InFlightProbe: Upstream {
-    let inner: FakeUpstream
-    private let counts = Locked((current: 0, most: 0))
-
-    init(_ inner: FakeUpstream) { self.inner = inner }
-
-    var location: String { inner.location }
-
-    /// The most calls that were in flight at the same time.
-    var most: Int { counts.withLock { $0.most } }
-
-    func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
-        counts.withLock {
-            $0.current += 1
-            $0.most = max($0.most, $0.current)
-        }
-        defer { counts.withLock { $0.current -= 1 } }
-        return try await inner.get(path: path, query: query)
-    }
-}
+@testable import MetEngine
 
 // MARK: - Hydration
 
@@ -306,15 +149,14 @@ struct SearchTests {
         let probe = InFlightProbe(fake)
         let directory = TemporaryDirectory()
         var configuration = ServerConfiguration()
-        configuration.upstreamRate = 1_000
-        configuration.upstreamBurst = 1_000
-        configuration.upstreamConcurrency = 2
-        configuration.upstreamRetries = 0
-        configuration.dataDirectory = directory.path
-        configuration.searchAPI = .v1
-        let service = MetService(
-            configuration: configuration, upstream: probe, time: ManualTime(), logger: MemoryLog().logger(),
-            openAPI: Harness.openAPI)
+        configuration.upstream.rate = 1_000
+        configuration.upstream.burst = 1_000
+        configuration.upstream.concurrency = 2
+        configuration.upstream.retries = 0
+        configuration.cache.dataDirectory = directory.path
+        configuration.upstream.searchAPI = .v1
+        let service = Harness.service(
+            configuration: configuration, upstream: probe, time: ManualTime(), logger: MemoryLog().logger())
         #expect(await service.response(to: .get("/public/collection/v1/search?hasImages=true&q=cypress")).status == 200)
 
         fake.hold()
@@ -322,7 +164,7 @@ struct SearchTests {
         await fake.waitForCalls(3)  // the list, then two objects: the limit
         // The other four objects queue at the pacer, and none of them reaches the upstream while
         // the first two hold the slots.
-        let pacer = service.pacer
+        let pacer = service.engine.pacer
         await waitUntil { pacer.figures.waiting == 4 }
         #expect(pacer.figures.inFlight == 2)
         #expect(fake.calls.count == 3)
@@ -479,7 +321,7 @@ struct SearchTests {
         let upstream = FakeUpstream()
         upstream.answer(SearchSample.page(0), with: SearchSample.ids([1]))
         upstream.answer(.object(id: 1), with: .json(SearchSample.record(1, title: "Cypresses")))
-        let harness = SearchHarness(upstream) { $0.freshness.object = 60 }
+        let harness = SearchHarness(upstream) { $0.cache.freshness.object = 60 }
         let first = await harness.get("/search?q=cypress")
         // The record changes upstream; once its entry expires, the same page has a new body and tag.
         upstream.answer(.object(id: 1), with: .json(SearchSample.record(1, title: "Cypresses (retitled)")))

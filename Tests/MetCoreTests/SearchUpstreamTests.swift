@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("/search upstream: v1.1 pages, the 10,000 window, v1 ↔ v1.1 fallback, the mirror")
 struct SearchUpstreamTests {

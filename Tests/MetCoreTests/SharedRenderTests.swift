@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// Responses rendered from several entries (search pages, widget timelines) are rendered once,
 /// shared while nothing they came from changes, and rendered anew when something does.
@@ -72,7 +73,7 @@ import Testing
         let first = await harness.get("/search?q=cypress&store=false")
         #expect(harness.getImmediately("/search?q=cypress&store=false")?.body == first.body)
         let record = Array(SearchSample.record(2, title: "Wheat Field").utf8)
-        harness.service.cache.store(
+        harness.service.engine.cache.store(
             CacheEntry(
                 key: Sample.objectKey(2), kind: .object, status: 200, body: record, storedAt: harness.time.now(),
                 policy: FreshnessPolicy(), details: EntryDetails.read(record, kind: .object)))
@@ -101,9 +102,9 @@ import Testing
         let (harness, _) = Self.harness()
         _ = await harness.get("/search?q=cypress&store=false")
         let rendered = try #require(harness.getImmediately("/search?q=cypress&store=false"))
-        let before = harness.service.cache.statistics.hits
+        let before = harness.service.engine.cache.statistics.hits
         #expect(harness.getImmediately("/search?q=cypress&store=false")?.body == rendered.body)
-        #expect(harness.service.cache.statistics.hits == before + 3)  // the list and two records
+        #expect(harness.service.engine.cache.statistics.hits == before + 3)  // the list and two records
     }
 
     @Test func keepingForARequestAgainChargesItOnceAndAFullCacheStartsAfresh() {

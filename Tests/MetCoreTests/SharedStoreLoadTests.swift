@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("The shared store survives restarts")
 struct SharedStoreLoadTests {
@@ -31,9 +33,8 @@ struct SharedStoreLoadTests {
         first.service.store.waitForWrites()
         let second = FakeUpstream()
         let log = MemoryLog()
-        let restarted = MetService(
-            configuration: first.harness.configuration, upstream: second, time: ManualTime(), logger: log.logger(),
-            openAPI: Harness.openAPI)
+        let restarted = Harness.service(
+            configuration: first.harness.configuration, upstream: second, time: ManualTime(), logger: log.logger())
         #expect(restarted.store.ids.isEmpty)
         restarted.store.load()
         #expect(restarted.store.ids == [30, 10, 20])
@@ -74,7 +75,9 @@ struct SharedStoreLoadTests {
         for id in [30, 10, 20] { upstream.answer(.object(id: id), with: .json(WidgetSample.record(id))) }
         let configuration = try ServerConfiguration.parse(
             arguments: ["--widget-objects", "2"], environment: [:], processorCount: 1)
-        let harness = SearchHarness(upstream, mode: .v1) { $0.widgetObjects = configuration.widgetObjects }
+        let harness = SearchHarness(upstream, mode: .v1) {
+            $0.presentation.widgetObjects = configuration.presentation.widgetObjects
+        }
         #expect(try await harness.get("/search?q=cypress").searchPage().objects == [30, 10, 20])
         #expect(harness.service.store.ids == [30, 10])
         #expect(try await harness.get("/widget/timeline").timeline().ids == [30, 10])

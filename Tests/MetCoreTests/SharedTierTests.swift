@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// Several instances over one shared tier (`FakeGroup`, on one manual clock): memory → disk →
 /// shared → upstream, one fetch per key for the whole group, purges and blocks told to every
@@ -19,9 +21,9 @@ struct SharedTierTests {
 
         func instance(_ upstream: FakeUpstream, configure: (inout ServerConfiguration) -> Void = { _ in }) -> Harness {
             Harness(upstream: upstream, shared: group.member(), time: time) { configuration in
-                configuration.searchAPI = .v1
-                configuration.freshness.object = 100
-                configuration.freshness.staleIfError = 1_000
+                configuration.upstream.searchAPI = .v1
+                configuration.cache.freshness.object = 100
+                configuration.cache.freshness.staleIfError = 1_000
                 configure(&configuration)
             }
         }
@@ -51,7 +53,7 @@ struct SharedTierTests {
         #expect(upstream.calls.isEmpty)
         // Now the instance's own memory holds it.
         #expect(second.getImmediately("/objects/1")?.cacheOutcome == .hit)
-        #expect(second.service.cache.statistics.sharedHits == 1)
+        #expect(second.service.engine.cache.statistics.sharedHits == 1)
     }
 
     /// `/objects/1` on two instances of one group: the leader's upstream (answering from
@@ -91,7 +93,7 @@ struct SharedTierTests {
         let instance = group.instance(upstream)
         // Another instance fetches and lets go of the lock after this one looked and missed.
         _ = await other.get("/objects/1")
-        let entry = try #require(other.service.cache.entry(for: Sample.objectKey(1)))
+        let entry = try #require(other.service.engine.cache.entry(for: Sample.objectKey(1)))
         var request = Request(method: "DELETE", target: "/cache/objects/1", headers: HTTPFields())
         request.peer = .loopback
         _ = await other.service.response(to: request)
@@ -115,7 +117,7 @@ struct SharedTierTests {
     @Test func aLockWhoseHolderDiedExpiresAndTheNextInstanceFetches() async throws {
         let group = Group()
         let upstream = Self.record(1)
-        let instance = group.instance(upstream) { $0.requestTimeout = 30 }
+        let instance = group.instance(upstream) { $0.upstream.requestTimeout = 30 }
         // A holder that dies stops renewing its lock, which then lasts one lease (3 s in Redis).
         group.group.lockAsAGhost(Sample.objectKey(1), for: 3)
         async let answer = instance.get("/objects/1")
@@ -136,7 +138,7 @@ struct SharedTierTests {
     @Test func aWaitThatLastsAWholeFetchTimeoutEndsInAFetchOfItsOwn() async throws {
         let group = Group()
         let upstream = Self.record(1)
-        let instance = group.instance(upstream) { $0.requestTimeout = 1 }
+        let instance = group.instance(upstream) { $0.upstream.requestTimeout = 1 }
         // A lock still held after any live holder would have finished: its release was lost.
         group.group.lockAsAGhost(Sample.objectKey(1), for: 600)
         async let answer = instance.get("/objects/1")
@@ -215,8 +217,8 @@ struct SharedTierTests {
         let group = Group()
         let instance = group.instance(Self.record(1))
         group.group.member().announceBlock(for: seconds)
-        let limit = instance.service.monitor.cooldownLimit
-        #expect(instance.service.monitor.blockedUntil(at: group.time.now()) == group.time.now() + limit)
+        let limit = instance.service.engine.monitor.cooldownLimit
+        #expect(instance.service.engine.monitor.blockedUntil(at: group.time.now()) == group.time.now() + limit)
         #expect(await instance.get("/objects/1").status == 503)
         group.time.advance(by: limit)
         #expect(await instance.get("/objects/1").status == 200)
@@ -226,17 +228,17 @@ struct SharedTierTests {
     func aNoticeOfNoBlockBlocksNothing(seconds: Double) async throws {
         let group = Group()
         let instance = group.instance(Self.record(1))
-        instance.service.monitor.adoptBlock(for: seconds, at: group.time.now())
-        #expect(instance.service.monitor.blockedUntil(at: group.time.now()) == nil)
+        instance.service.engine.monitor.adoptBlock(for: seconds, at: group.time.now())
+        #expect(instance.service.engine.monitor.blockedUntil(at: group.time.now()) == nil)
         #expect(await instance.get("/objects/1").status == 200)
     }
 
     @Test func theGroupSharesOneBudget() async throws {
         let group = Group()
         let configure: (inout ServerConfiguration) -> Void = {
-            $0.upstreamRate = 1
-            $0.upstreamBurst = 2
-            $0.upstreamConcurrency = 8
+            $0.upstream.rate = 1
+            $0.upstream.burst = 2
+            $0.upstream.concurrency = 8
         }
         let firstUpstream = FakeUpstream(
             (1...4).reduce(into: [:]) { $0[Sample.objectKey($1)] = .json(Sample.object($1)) })
@@ -265,10 +267,10 @@ struct SharedTierTests {
         group.group.isAvailable = false
         let upstream = FakeUpstream((1...3).reduce(into: [:]) { $0[Sample.objectKey($1)] = .json(Sample.object($1)) })
         let instance = group.instance(upstream) {
-            $0.upstreamRate = 4
-            $0.upstreamBurst = 3
-            $0.upstreamConcurrency = 8
-            $0.redisFallbackRate = 0.5
+            $0.upstream.rate = 4
+            $0.upstream.burst = 3
+            $0.upstream.concurrency = 8
+            $0.redis.fallbackRate = 0.5
         }
         async let a = instance.get("/objects/1")
         async let b = instance.get("/objects/2")
@@ -288,19 +290,19 @@ struct SharedTierTests {
         let directory = TemporaryDirectory()
         let upstream = Self.record(1)
         let first = Harness(upstream: upstream, shared: group.group.member(), time: group.time) {
-            $0.searchAPI = .v1
-            $0.dataDirectory = directory.path
+            $0.upstream.searchAPI = .v1
+            $0.cache.dataDirectory = directory.path
         }
         let second = group.instance(FakeUpstream())
         let old = await first.get("/objects/1")
         group.time.advance(by: 3_600)
-        let lookBack = first.configuration.freshness.object
+        let lookBack = first.configuration.cache.freshness.object
         upstream.answer(
             .objectList(departmentIds: [], metadataDate: Synchronizer.day(of: group.time.now() - lookBack)),
             with: .json(#"{"total":1,"objectIDs":[1]}"#))
         upstream.answer(.object(id: 1), with: .json(Sample.object(1, title: "Changed")))
 
-        let report = try await first.service.sync().get()
+        let report = try await first.synchronizer.run().get()
         #expect(report.refreshed == 1)
         let refreshed = try #require(first.getImmediately("/objects/1"))
         #expect(refreshed.text.contains("Changed"))

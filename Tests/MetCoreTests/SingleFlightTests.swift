@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 // The limit catches a hang, not slowness: alone the suite takes a second or two, but under
 // ThreadSanitizer, started beside every other suite on two cores, its fifty rounds of
@@ -39,7 +40,7 @@ struct SingleFlightTests {
                 group.addTask { await harness.get("/objects/1") }
             }
             await harness.upstream.waitForCalls(1)
-            await waitUntil { harness.service.flights.waiterCount(for: Self.key) == requests }
+            await waitUntil { harness.service.engine.flights.waiterCount(for: Self.key) == requests }
             harness.upstream.release()
             return await group.reduce(into: []) { $0.append($1) }
         }
@@ -48,10 +49,10 @@ struct SingleFlightTests {
         let statuses = responses.compactMap { $0.headers["Cache-Status"] }.sorted()
         #expect(statuses.filter { $0 == "TheMet; fwd=uri-miss; stored" }.count == 1)
         #expect(statuses.filter { $0 == "TheMet; fwd=uri-miss; collapsed" }.count == requests - 1)
-        let figures = harness.service.cache.statistics
+        let figures = harness.service.engine.cache.statistics
         #expect(figures.misses == 1)
         #expect(figures.collapsed == requests - 1)
-        #expect(harness.service.flights.inFlight == 0)
+        #expect(harness.service.engine.flights.inFlight == 0)
     }
 
     @Test func differentKeysDoNotShareACall() async {
@@ -60,7 +61,7 @@ struct SingleFlightTests {
         async let one = harness.get("/objects/1")
         async let two = harness.get("/objects/2")
         await harness.upstream.waitForCalls(2)
-        #expect(harness.service.flights.inFlight == 2)
+        #expect(harness.service.engine.flights.inFlight == 2)
         harness.upstream.release()
         #expect(await [one.status, two.status] == [200, 200])
         #expect(Set(harness.upstream.calls) == [Sample.objectKey(1), Sample.objectKey(2)])
@@ -71,13 +72,13 @@ struct SingleFlightTests {
         let leader = Task { await harness.get("/objects/1") }
         await harness.upstream.waitForCalls(1)
         let follower = Task { await harness.get("/objects/1") }
-        await waitUntil { harness.service.flights.waiterCount(for: Self.key) == 2 }
+        await waitUntil { harness.service.engine.flights.waiterCount(for: Self.key) == 2 }
 
         // The first caller started the fetch, but the fetch belongs to every waiter.
         leader.cancel()
         let cancelled = await leader.value
         #expect(cancelled.status == 499)
-        #expect(harness.service.flights.waiterCount(for: Self.key) == 1)
+        #expect(harness.service.engine.flights.waiterCount(for: Self.key) == 1)
         #expect(harness.upstream.cancellations.isEmpty)
 
         harness.upstream.release()
@@ -95,20 +96,20 @@ struct SingleFlightTests {
         let first = Task { await harness.get("/objects/1") }
         let second = Task { await harness.get("/objects/1") }
         await harness.upstream.waitForCalls(1)
-        await waitUntil { harness.service.flights.waiterCount(for: Self.key) == 2 }
+        await waitUntil { harness.service.engine.flights.waiterCount(for: Self.key) == 2 }
 
         first.cancel()
         second.cancel()
         #expect(await first.value.status == 499)
         #expect(await second.value.status == 499)
-        #expect(harness.service.flights.inFlight == 1)  // the call goes on, without waiters
+        #expect(harness.service.engine.flights.inFlight == 1)  // the call goes on, without waiters
 
         // A request arriving meanwhile joins it rather than asking again.
         let late = Task { await harness.get("/objects/1") }
-        await waitUntil { harness.service.flights.waiterCount(for: Self.key) == 1 }
+        await waitUntil { harness.service.engine.flights.waiterCount(for: Self.key) == 1 }
         harness.upstream.release()
         #expect(await late.value.headers["Cache-Status"] == "TheMet; fwd=uri-miss; collapsed")
-        await waitUntil { harness.service.flights.inFlight == 0 }
+        await waitUntil { harness.service.engine.flights.inFlight == 0 }
         #expect(harness.upstream.cancellations.isEmpty)
         #expect(harness.upstream.calls == [Self.key])
         #expect(harness.getImmediately("/objects/1")?.cacheOutcome == .hit)
@@ -123,7 +124,7 @@ struct SingleFlightTests {
             only.cancel()
             #expect(await only.value.status == 499)
             harness.upstream.release()
-            await waitUntil { harness.service.flights.inFlight == 0 }
+            await waitUntil { harness.service.engine.flights.inFlight == 0 }
             #expect(harness.upstream.cancellations.isEmpty)
             #expect(harness.getImmediately("/objects/1")?.status == 200)
         }

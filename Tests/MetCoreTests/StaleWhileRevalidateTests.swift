@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// After freshness, within `--stale-while-revalidate`, an entry is answered at once on the loop
 /// while one background request refreshes it; past the window, the request waits as on a miss.
@@ -12,9 +13,9 @@ struct StaleWhileRevalidateTests {
     private static func harness() -> Harness {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
         return Harness(upstream: upstream) { configuration in
-            configuration.freshness.object = 100
-            configuration.freshness.staleWhileRevalidate = 600
-            configuration.freshness.staleIfError = 1_000
+            configuration.cache.freshness.object = 100
+            configuration.cache.freshness.staleWhileRevalidate = 600
+            configuration.cache.freshness.staleIfError = 1_000
         }
     }
 
@@ -38,10 +39,10 @@ struct StaleWhileRevalidateTests {
             #expect(harness.getImmediately("/objects/1")?.cacheOutcome == .revalidating)
         }
         #expect(harness.upstream.calls.count == 2)  // one refresh for all of them
-        #expect(harness.service.cache.statistics.revalidating == 21)
+        #expect(harness.service.engine.cache.statistics.revalidating == 21)
 
         harness.upstream.release()
-        await waitUntil { harness.service.refreshesRunning == 0 }
+        await waitUntil { harness.service.engine.refreshesRunning == 0 }
         let refreshed = try #require(harness.getImmediately("/objects/1"))
         #expect(refreshed.cacheOutcome == .hit)
         #expect(refreshed.text.contains("Cypresses (retitled)"))
@@ -58,11 +59,11 @@ struct StaleWhileRevalidateTests {
 
         #expect(harness.getImmediately("/objects/1")?.cacheOutcome == .revalidating)
         await harness.upstream.waitForCalls(2)
-        await waitUntil { harness.service.refreshesRunning == 0 }
+        await waitUntil { harness.service.engine.refreshesRunning == 0 }
         let after = try #require(harness.getImmediately("/objects/1"))
         #expect(after.cacheOutcome == .revalidating)
         #expect(after.body == first.body)
-        #expect(harness.service.cache.statistics.entries == 1)
+        #expect(harness.service.engine.cache.statistics.entries == 1)
         #expect(harness.upstream.calls.count == 2)  // no new refresh within a second of the failure
         harness.time.advance(by: CachedFetcher.refreshRetryInterval)
         #expect(harness.getImmediately("/objects/1")?.cacheOutcome == .revalidating)
@@ -77,7 +78,7 @@ struct StaleWhileRevalidateTests {
         let fetched = await harness.get("/objects/1")
         #expect(fetched.cacheOutcome == .miss)
         #expect(harness.upstream.calls.count == 2)
-        #expect(harness.service.refreshesRunning == 0)
+        #expect(harness.service.engine.refreshesRunning == 0)
     }
 
     @Test func aSearchPageWithAnExpiredRecordIsServedAtOnceAndTheRecordRefreshed() async throws {
@@ -85,9 +86,9 @@ struct StaleWhileRevalidateTests {
         upstream.answer(SearchSample.page(0), with: SearchSample.ids([1, 2]))
         SearchSample.answerObjects(1...2, on: upstream)
         let harness = Harness(upstream: upstream) { configuration in
-            configuration.freshness.object = 100
-            configuration.freshness.search = 10_000
-            configuration.freshness.staleWhileRevalidate = 600
+            configuration.cache.freshness.object = 100
+            configuration.cache.freshness.search = 10_000
+            configuration.cache.freshness.staleWhileRevalidate = 600
         }
         let first = await harness.get("/search?q=cypress&store=false")
         harness.time.advance(by: 150)
@@ -97,7 +98,7 @@ struct StaleWhileRevalidateTests {
         #expect(stale.body == first.body)
         #expect(stale.headers["Cache-Status"]?.hasPrefix("TheMet; fwd=stale; ttl=") == true)
         #expect(stale.headers["Cache-Status"]?.hasSuffix("detail=revalidating") == true)
-        await waitUntil { upstream.calls.count == 5 && harness.service.refreshesRunning == 0 }
+        await waitUntil { upstream.calls.count == 5 && harness.service.engine.refreshesRunning == 0 }
         let refreshed = try #require(harness.getImmediately("/search?q=cypress&store=false"))
         #expect(refreshed.cacheOutcome == .hit)
         #expect(refreshed.text.contains("Wheat Field"))
@@ -105,7 +106,7 @@ struct StaleWhileRevalidateTests {
 
     @Test func zeroTurnsItOff() async throws {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
-        let harness = Harness(upstream: upstream) { $0.freshness.object = 100 }  // the harness sets 0
+        let harness = Harness(upstream: upstream) { $0.cache.freshness.object = 100 }  // the harness sets 0
         let first = await harness.get("/objects/1")
         #expect(first.headers["Cache-Control"]?.contains("stale-while-revalidate") == false)
         harness.time.advance(by: 101)

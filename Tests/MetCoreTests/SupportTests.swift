@@ -1,7 +1,9 @@
 import HTTPGrammar
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("ETags, header fields and logging")
 struct SupportTests {

@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// `metadataDate` sync: the cached records among those the Met lists as changed are marked
 /// expired and refetched, most recently used first; the others stay hits.
@@ -12,7 +14,7 @@ struct SyncTests {
         let upstream = FakeUpstream()
         for id in 1...100 { upstream.answer(.object(id: id), with: .json(Sample.object(id))) }
         return Harness(upstream: upstream, disk: disk) { configuration in
-            configuration.dataDirectory = directory.path
+            configuration.cache.dataDirectory = directory.path
         }
     }
 
@@ -29,7 +31,7 @@ struct SyncTests {
         // Used again, in this order (all from the older half of the LRU, which moves them to its front).
         for id in [10, 5, 30] { #expect(harness.getImmediately("/objects/\(id)")?.cacheOutcome == .hit) }
         harness.time.advance(by: 3_600)
-        let lookBack = harness.configuration.freshness.object
+        let lookBack = harness.configuration.cache.freshness.object
         harness.upstream.answer(
             Self.changes(since: harness.time.now() - lookBack), with: .json(#"{"total":4,"objectIDs":[5,10,30,4242]}"#))
         for id in [5, 10, 30] {
@@ -37,7 +39,7 @@ struct SyncTests {
         }
         let calls = harness.upstream.calls.count
 
-        let report = try await harness.service.sync().get()
+        let report = try await harness.synchronizer.run().get()
         #expect(
             report
                 == SyncReport(
@@ -59,20 +61,20 @@ struct SyncTests {
         let directory = TemporaryDirectory()
         let harness = Self.harness(RecordingTier(), directory: directory)
         _ = await harness.get("/objects/1")
-        let lookBack = harness.configuration.freshness.object
+        let lookBack = harness.configuration.cache.freshness.object
         harness.upstream.answer(
             Self.changes(since: harness.time.now() - lookBack), with: .json(#"{"total":0,"objectIDs":null}"#))
         let first = harness.time.now()
-        #expect(try await harness.service.sync().get().listed == 0)
-        #expect(harness.service.lastSync == first)
+        #expect(try await harness.synchronizer.run().get().listed == 0)
+        #expect(harness.synchronizer.lastSync == first)
 
         harness.time.advance(by: 2 * 86_400)
         // The list for the day of the last sync fails: nothing changes, and it is not recorded.
         harness.upstream.answer(Self.changes(since: first), with: .errorPage(500))
         harness.upstream.answer(.object(id: 1), with: .json(Sample.object(1, title: "Changed")))
-        let failed = await harness.service.sync()
+        let failed = await harness.synchronizer.run()
         #expect(throws: UpstreamError.self) { try failed.get() }
-        #expect(harness.service.lastSync == first)
+        #expect(harness.synchronizer.lastSync == first)
         #expect(harness.getImmediately("/objects/1")?.text.contains("Changed") == false)
     }
 }

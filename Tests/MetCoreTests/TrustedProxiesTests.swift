@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite struct TrustedProxiesTests {
     /// Trusts the loopback proxy only, which writes `X-Forwarded-For`.

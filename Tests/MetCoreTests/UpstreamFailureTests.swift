@@ -1,6 +1,8 @@
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// One way the upstream can fail, and what a client sees when nothing usable is cached.
 struct FailureCase: Sendable, CustomTestStringConvertible {
@@ -47,9 +49,9 @@ struct UpstreamFailureTests {
         let upstream = FakeUpstream()
         upstream.answer(Self.resource, with: answer)
         return Harness(upstream: upstream) { configuration in
-            configuration.freshness.object = 100
-            configuration.freshness.staleIfError = 1_000
-            configuration.blockCooldown = 60
+            configuration.cache.freshness.object = 100
+            configuration.cache.freshness.staleIfError = 1_000
+            configuration.upstream.blockCooldown = 60
         }
     }
 
@@ -61,7 +63,7 @@ struct UpstreamFailureTests {
         #expect(response.problemCode == failure.code)
         #expect(response.headers["Cache-Control"] == "no-store")
         #expect(harness.upstream.calls.count == 1)
-        #expect(harness.service.cache.statistics.entries == 0)
+        #expect(harness.service.engine.cache.statistics.entries == 0)
     }
 
     @Test(arguments: FailureCase.all)
@@ -97,11 +99,11 @@ struct UpstreamFailureTests {
         harness.time.advance(by: 1_000)
         #expect(
             Presenter.cacheControl(
-                try #require(harness.service.cache.entry(for: Sample.objectKey(1))), at: harness.time.now())
+                try #require(harness.service.engine.cache.entry(for: Sample.objectKey(1))), at: harness.time.now())
                 == "max-age=100")
         #expect(stale.cacheOutcome == .stale)
         #expect(harness.upstream.calls.count == 2)
-        #expect(harness.service.cache.statistics.staleServed == 1)
+        #expect(harness.service.engine.cache.statistics.staleServed == 1)
         // A stale entry is never served without asking first.
         #expect(harness.getImmediately(Self.target) == nil)
     }
@@ -115,7 +117,7 @@ struct UpstreamFailureTests {
         let response = await harness.get(Self.target)
         #expect(response.status == failure.status)
         #expect(response.problemCode == failure.code)
-        #expect(harness.service.cache.statistics.staleServed == 0)
+        #expect(harness.service.engine.cache.statistics.staleServed == 0)
     }
 
     @Test func aBlockPausesUpstreamCallsUntilTheCooldownEnds() async throws {

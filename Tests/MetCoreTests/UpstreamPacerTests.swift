@@ -1,6 +1,8 @@
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Upstream pacer: rate, in-flight limit, order, deadlines, cancellation")
 struct UpstreamPacerTests {
@@ -255,15 +257,15 @@ struct UpstreamPacerTests {
         ])
         upstream.hold()
         let harness = Harness(upstream: upstream) { configuration in
-            configuration.upstreamRate = 1
-            configuration.upstreamBurst = 3
-            configuration.upstreamConcurrency = 1
-            configuration.blockCooldown = 45
+            configuration.upstream.rate = 1
+            configuration.upstream.burst = 3
+            configuration.upstream.concurrency = 1
+            configuration.upstream.blockCooldown = 45
         }
         let first = Task { await harness.get("/objects/1") }
         await upstream.waitForCalls(1)
         let second = Task { await harness.get("/objects/2") }
-        await waitUntil { harness.service.pacer.figures.waiting == 1 }
+        await waitUntil { harness.service.engine.pacer.figures.waiting == 1 }
 
         let document = try #require(harness.getImmediately("/health")).jsonObject()
         let state = try #require(document["upstream"] as? [String: Any])

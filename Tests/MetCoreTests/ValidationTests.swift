@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 @Suite("Parameter validation: calendar dates, fields lists and unknown parameters")
 struct ValidationTests {

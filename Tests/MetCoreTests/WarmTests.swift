@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// `themet warm`'s core: the IDs of a source, then each object through the pacer unless fresh.
 @Suite("Warming the cache")
@@ -9,7 +10,7 @@ struct WarmTests {
     private static func harness(_ disk: RecordingTier = RecordingTier(), mode: SearchAPIMode = .v1) -> Harness {
         let upstream = FakeUpstream()
         for id in 1...30 { upstream.answer(.object(id: id), with: .json(Sample.object(id))) }
-        return Harness(upstream: upstream, disk: disk) { $0.searchAPI = mode }
+        return Harness(upstream: upstream, disk: disk) { $0.upstream.searchAPI = mode }
     }
 
     @Test func idsAreFetchedUnlessATierHoldsThemFreshAndEachIsReported() async throws {
@@ -19,11 +20,11 @@ struct WarmTests {
         disk.store(  // fresh on disk only
             CacheEntry(
                 key: Sample.objectKey(3), kind: .object, status: 200, body: Array(Sample.object(3).utf8),
-                storedAt: harness.time.now(), policy: harness.configuration.freshness))
-        let ids = try await harness.service.warmIDs(.ids([1, 2, 3, 1, 4])).get()
+                storedAt: harness.time.now(), policy: harness.configuration.cache.freshness))
+        let ids = try await harness.warmer.ids(of: .ids([1, 2, 3, 1, 4])).get()
         #expect(ids == [1, 2, 3, 4])
         let reports = Locked<[WarmProgress]>([])
-        let progress = await harness.service.warm(
+        let progress = await harness.warmer.warm(
             ids, stop: { false }, report: { p in reports.withLock { $0.append(p) } })
         #expect(progress.total == 4)
         #expect((progress.fetched, progress.fresh, progress.failed) == (2, 2, 0))
@@ -37,7 +38,7 @@ struct WarmTests {
         let harness = Self.harness()
         harness.upstream.answer(.object(id: 2), with: .errorPage(500))
         let asked = Locked(0)
-        let progress = await harness.service.warm(
+        let progress = await harness.warmer.warm(
             [1, 2, 3, 4], stop: { asked.withLock { $0 } >= 3 }, report: { _ in asked.withLock { $0 += 1 } })
         #expect((progress.done, progress.fetched, progress.failed) == (3, 2, 1))
         #expect(harness.upstream.callCount(for: .object(id: 4)) == 0)
@@ -49,14 +50,14 @@ struct WarmTests {
         harness.upstream.answer(.object(id: 2), withEach: [.blockPage, .json(Sample.object(2))])
         let reports = Locked<[WarmProgress]>([])
         let warm = Task {
-            await harness.service.warm([1, 2, 3], stop: { false }, report: { p in reports.withLock { $0.append(p) } })
+            await harness.warmer.warm([1, 2, 3], stop: { false }, report: { p in reports.withLock { $0.append(p) } })
         }
         await waitUntil { reports.withLock { $0.last?.blockedUntil != nil } }
         let until = try #require(reports.withLock { $0.last?.blockedUntil })
-        #expect(until == harness.time.now() + harness.configuration.blockCooldown)
+        #expect(until == harness.time.now() + harness.configuration.upstream.blockCooldown)
         #expect(reports.withLock { $0.last?.done } == 1)
         // It looks every second whether it was stopped, and says how long is left.
-        for _ in 0..<Int(harness.configuration.blockCooldown) {
+        for _ in 0..<Int(harness.configuration.upstream.blockCooldown) {
             let before = reports.withLock { $0.count }
             await waitUntil { harness.time.sleeping >= 1 }
             harness.time.advance(by: Warmer.stopCheckInterval)
@@ -74,7 +75,7 @@ struct WarmTests {
         harness.upstream.answer(.object(id: 1), with: .blockPage)
         let stopped = Locked(false)
         let warm = Task {
-            await harness.service.warm([1, 2], stop: { stopped.withLock { $0 } }, report: { _ in })
+            await harness.warmer.warm([1, 2], stop: { stopped.withLock { $0 } }, report: { _ in })
         }
         await waitUntil { harness.time.sleeping >= 1 }
         stopped.withLock { $0 = true }
@@ -88,10 +89,10 @@ struct WarmTests {
         let harness = Self.harness()
         harness.upstream.answer(
             .objectList(departmentIds: [11], metadataDate: nil), with: .json(#"{"total":2,"objectIDs":[7,5]}"#))
-        #expect(try await harness.service.warmIDs(.department(11)).get() == [7, 5])
+        #expect(try await harness.warmer.ids(of: .department(11)).get() == [7, 5])
         harness.upstream.answer(SearchSample.v1(), with: SearchSample.ids([9, 8, 9]))
         let query = try SearchQuery(RequestTarget(parsing: "/search?q=cypress&limit=1"))
-        let listed = await harness.service.warmIDs(.search(query))
+        let listed = await harness.warmer.ids(of: .search(query))
         #expect(try listed.get() == [9, 8], "\(listed) after \(harness.upstream.calls)")
     }
 
@@ -103,6 +104,6 @@ struct WarmTests {
             SearchSample.page(0), with: .json(#"{"total":700,"objectIDs":\#(Array(ids.prefix(500)))}"#))
         harness.upstream.answer(
             SearchSample.page(1), with: .json(#"{"total":700,"objectIDs":\#(Array(ids.dropFirst(500)))}"#))
-        #expect(try await harness.service.warmIDs(.search(query)).get() == ids)
+        #expect(try await harness.warmer.ids(of: .search(query)).get() == ids)
     }
 }

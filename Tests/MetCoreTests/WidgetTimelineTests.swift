@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 // MARK: - Support shared by the widget, deep-link and shared-store suites
 
@@ -279,9 +280,9 @@ struct WidgetTimelineTests {
     func openURLIsRelativeUnlessAPublicURLIsConfigured(publicURL: String?, openURL: String) async throws {
         let base = try publicURL.map {
             try ServerConfiguration.parse(arguments: ["--public-url", $0], environment: [:], processorCount: 1)
-                .publicURL
+                .presentation.publicURL
         }
-        let harness = SearchHarness { $0.publicURL = base ?? nil }
+        let harness = SearchHarness { $0.presentation.publicURL = base ?? nil }
         WidgetSample.fill(harness.service.store, with: [7])
         let entry = try #require(try await harness.get("/widget/timeline").timeline().entries.first)
         #expect(entry["openURL"] as? String == openURL)

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
-import MetCore
+import MetEngine
+import TestKit
 import Testing
 
 @testable import MetDisk
@@ -202,28 +203,4 @@ struct DiskCacheTests {
         defer { sqlite3_close(db) }
         try body(try #require(db))
     }
-}
-
-/// A directory of its own under the temporary directory, removed when the value goes.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("themet-disk-\(UUID().uuidString)").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    /// The names of the files in it, sorted.
-    var files: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Log lines kept in memory.
-final class MemoryLog: Sendable {
-    private let storage = Locked<[String]>([])
-
-    var lines: [String] { storage.withLock { $0 } }
-
-    func logger() -> Logger { Logger(level: .debug, sink: { [storage] line in storage.withLock { $0.append(line) } }) }
 }

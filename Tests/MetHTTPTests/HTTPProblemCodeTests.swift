@@ -1,5 +1,5 @@
 import Foundation
-import MetCore
+import MetEngine
 import Testing
 
 @testable import MetHTTP

@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 import Testing
 
 @testable import MetHTTP

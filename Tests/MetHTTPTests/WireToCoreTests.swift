@@ -1,5 +1,5 @@
 import HTTPWire
-import MetCore
+import MetEngine
 import Testing
 
 @testable import MetHTTP

@@ -1,5 +1,6 @@
 import Foundation
-import MetCore
+import MetEngine
+import TestKit
 import Testing
 
 @testable import MetRedis
@@ -38,18 +39,8 @@ private final class HostileRedis: Sendable {
     private let listener: CInt
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard listener >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (listener, port) = try Loopback.bind(listening: true)
+        self.port = port
         self.listener = listener
         Thread {
             while true {

@@ -292,9 +292,11 @@ class SlowAndFailingUpstreamTests(ExplorerTestCase):
         self.assertEqual(self.cards(), [])
 
     def test_loading_counts_the_objects_that_arrived(self):
-        # The list comes at once; each record takes 1.5 s, eight at a time: the first answer
-        # (after the 1.5 s wait) lists most of the page as pending, and the count rises.
-        self.start(fake=["--synthetic", "2000", "--latency", "1500"],
+        # The list comes at once; each record takes 3 s, eight at a time: the first answer
+        # (after the explorer's 1.5 s wait) lists the whole page as pending, and the count rises
+        # at 3, 6 and 9 s. The batches are 3 s apart so that an ask delayed by a loaded machine
+        # still finds some arrived and some not (1.5 s apart, one once found all 24 at once).
+        self.start(fake=["--synthetic", "2000", "--latency", "3000"],
                    themet=["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "8"])
         self.open("/")
         self.search("landscape")

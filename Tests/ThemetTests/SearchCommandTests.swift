@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 @testable import themet
 
 @Suite("themet search: the command line")

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 @testable import themet
 
 @Suite("themet timeline: the command line")

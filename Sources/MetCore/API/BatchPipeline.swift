@@ -1,3 +1,5 @@
+import MetEngine
+
 /// One `/objects?ids=…` request: the records, fetched as a search page's are (every missing one in
 /// the background, waited for until the batch's `wait`), then `{objects, missing, pending}` with
 /// the records in the order asked.
@@ -6,7 +8,7 @@ struct BatchPipeline: Pipeline {
     let presentation: Presentation
     let presenter: Presenter
     /// Where complete bodies are kept (shared with search pages and timelines).
-    let renders: SearchHandler.Renders
+    let renders: Renders
 
     mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         guard !resolutions.isEmpty else { return .need(Need(batch.ids.map { .object(id: $0) }, wait: batch.wait)) }

@@ -1,4 +1,5 @@
 import HTTPGrammar
+import MetEngine
 
 /// What a CORS preflight answers in `Access-Control-Allow-Headers`.
 enum CORSHeaders {

@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// `/health` and `/openapi.yaml`: what the server says about itself. Any thread.
 struct HealthHandler: Sendable {

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// The members the routes that send several records share (`/search`, `/objects?ids=`).
 extension JSONWriter {
     /// `name`: an array of the entries' records, byte for byte, or their projection to `fields`

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Errors on the Met-compatible mirror (`/public/collection/…`) in the Met's own dialect: a JSON
 /// object with a `message`, as the Met answers an object it cannot find, so that a Met client
 /// pointed at this server reads our errors as it reads the Met's. Problem documents belong to the
@@ -23,6 +25,6 @@ enum MetDialect {
 
     /// Whether `target` (as sent) is on the mirror.
     static func isMirror(_ target: String) -> Bool {
-        target.hasPrefix(Route.mirrorPrefix)
+        target.hasPrefix(MirrorRoutes.prefix)
     }
 }

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A validated `/objects?ids=…` request: several object records in one request (what the Met
 /// has been asked for since 2019, its tracker's #17), through the same cache and single flight as
 /// `/objects/{id}`.

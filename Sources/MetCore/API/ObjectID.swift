@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Object IDs as clients write them.
 enum ObjectID {
     /// The largest ID accepted; the Met's IDs are well below it.

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// The API contract: `openapi.yaml` from the repository root, compiled into the binary (through
 /// the `Resources/openapi.yaml` link), so the served spec always matches the build.
 public enum OpenAPIDocument {

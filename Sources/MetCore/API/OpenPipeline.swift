@@ -1,3 +1,5 @@
+import MetEngine
+
 /// `/open/{id}` and `/open?url=themet://{id}`: the object's record through the cache, then a 302
 /// to where its deep link leads (or, with `format=json`, that place as JSON).
 struct OpenPipeline: Pipeline {

@@ -1,8 +1,13 @@
-/// How an entry is turned into a response for one request: the route, the projection, and the
-/// request's conditional and encoding headers.
+import MetEngine
+
+/// How an entry is turned into a response for one request: the route's dialect, the projection,
+/// and the request's conditional and encoding headers.
 struct Presentation: Sendable {
-    /// The route asked for.
-    var route: Route
+    /// Failures are said the Met's way (`MetDialect`), as the mirror says them.
+    var metDialect: Bool
+    /// The object ID as the request wrote it, when a 404 entry is the problem `object_not_found`
+    /// (`/objects/{id}`); nil elsewhere.
+    var object: String?
     /// Top-level members to keep (`fields=`), or nil for the whole body.
     var fields: Set<String>?
     /// The request's `If-None-Match`, if any.
@@ -10,9 +15,11 @@ struct Presentation: Sendable {
     /// Whether the client accepts a gzip body (`Accept-Encoding`).
     var acceptsGzip = false
 
-    /// The presentation of `route` for `request` (its conditional and encoding headers).
-    init(_ route: Route, for request: Request, fields: Set<String>? = nil) {
-        self.route = route
+    /// The presentation for `request` (its conditional and encoding headers); see
+    /// `RouteRequest.presentation`.
+    init(for request: Request, metDialect: Bool, fields: Set<String>?, object: String?) {
+        self.metDialect = metDialect
+        self.object = object
         self.fields = fields
         ifNoneMatch = request.headers["If-None-Match"]
         acceptsGzip = request.headers["Accept-Encoding"].map(Self.acceptsGzip) ?? false

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Responses whose body is made from several entries (a `/search` page, a batch of objects, a
 /// IIIF manifest): rendered once per distinct body and kept (`RenderCache`), with a gzip copy; an
 /// ETag that is the hash of what the body is a function of, so a 304 renders nothing; fresh for
@@ -19,10 +21,10 @@ extension Presenter {
     /// - Returns: the response, and the render when a complete body was made or found (nil for a
     ///   pending body, or a 304 answered without rendering), for a caller that keeps it for its request.
     func composite(
-        key: String, complete: Bool, bounds: [CacheEntry], outcome: CacheOutcome, renders: SearchHandler.Renders,
+        key: String, complete: Bool, bounds: [CacheEntry], outcome: CacheOutcome, renders: Renders,
         _ presentation: Presentation, at now: Double, contentType: String = Response.jsonContentType,
         link: String? = nil, render: () -> [UInt8]
-    ) -> (response: Response, rendered: SearchHandler.Renders.Rendered?) {
+    ) -> (response: Response, rendered: Renders.Rendered?) {
         let identityETag = ETag.strong(for: key.utf8)
         let freshness = RenderFreshness(bounds, at: now)
         if !complete || !presentation.acceptsGzip, let ifNoneMatch = presentation.ifNoneMatch,
@@ -58,7 +60,7 @@ extension Presenter {
     /// The response for a complete body's render, bounded by `bounds` as in `composite`. A plain
     /// hit shares one response a second, as an object hit does.
     func response(
-        _ rendered: SearchHandler.Renders.Rendered, bounds: [CacheEntry], outcome: CacheOutcome,
+        _ rendered: Renders.Rendered, bounds: [CacheEntry], outcome: CacheOutcome,
         _ presentation: Presentation, at now: Double, contentType: String = Response.jsonContentType
     ) -> Response {
         let freshness = RenderFreshness(bounds, at: now)

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Turns cache entries into responses: `Cache-Control`, `Age`, `Cache-Status`, the ETag and 304,
 /// the gzip choice and the `fields` projection; and upstream failures into their problems. Holds
 /// no state of its own; any thread. A class, so that every pipeline shares it for one retain.
@@ -20,7 +22,7 @@ final class Presenter: Sendable {
         for resolution: Resolution, of resource: MetResource, _ presentation: Presentation, at now: Double
     ) -> Response {
         guard case .entry(let entry, let outcome) = resolution else {
-            return failure(resolution, of: resource, metDialect: presentation.route.isMirror)
+            return failure(resolution, of: resource, metDialect: presentation.metDialect)
         }
         return outcome == .hit
             ? hit(entry, presentation, at: now) : present(entry, presentation, outcome: outcome, at: now)
@@ -65,7 +67,7 @@ final class Presenter: Sendable {
         headers.append("Age", String(max(0, Int(now.rounded(.down)) - entry.fetchedSecond)))
         if outcome != .none { headers.append("Cache-Status", Self.cacheStatus(outcome, ttl: remaining)) }
 
-        if entry.status == 404, !presentation.route.isMirror, case .object(let text) = presentation.route {
+        if entry.status == 404, let text = presentation.object {
             var problem = Problem(.objectNotFound, "The Met has no object \(text): \(entry.message ?? "not found").")
             problem.headers = headers
             var response = problem.response

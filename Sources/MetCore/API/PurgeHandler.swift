@@ -1,3 +1,5 @@
+import MetEngine
+
 /// `DELETE /cache/objects/{id}` and `DELETE /cache/search?…`: removes cache keys from every tier,
 /// once the router has let the client purge; with a shared tier, every other instance of the group
 /// drops its local copies too (`dropLocally`, on their notice). Kept search pages made from a removed entry notice

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Objects, departments and the Met-compatible mirror: one cache entry, presented for its route.
 struct ResourcePipeline: Pipeline {
     let resource: MetResource

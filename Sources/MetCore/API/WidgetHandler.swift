@@ -1,13 +1,17 @@
 import Foundation
+import MetEngine
 
 /// `/widget/timeline`: a timeline of the shared store's records, or of a hydrated search (`q=`
 /// plus the search parameters). Any thread.
 struct WidgetHandler: Sendable {
-    let search: SearchHandler
+    let generations: SearchGenerations
+    let presenter: Presenter
+    /// The latest search results: a timeline without `q`, and offered a search's page.
+    let store: SharedStore
     /// `--public-url`: makes the widget's links absolute.
     let publicURL: String?
     /// Rendered timelines, shared until their items change.
-    let renders: SearchHandler.Renders
+    let renders: Renders
     let time: any TimeSource
 
     /// The store's timeline at once; a search's through `driver`, for `claim`.
@@ -15,7 +19,7 @@ struct WidgetHandler: Sendable {
         _ widget: WidgetRequest, _ presentation: Presentation, driver: PipelineDriver, claim: UpstreamClaim
     ) -> Answer {
         guard let query = widget.search else {
-            let (records, version) = search.store.versionedRecords
+            let (records, version) = store.versionedRecords
             return .ready(
                 timeline(
                     widget, source: "store", of: "\(version)", items: records.map(\.summary), presentation,
@@ -23,7 +27,8 @@ struct WidgetHandler: Sendable {
         }
         return driver.start(
             WidgetPipeline(
-                steps: SearchSteps(query, handler: search), widget: widget, presentation: presentation, handler: self),
+                steps: SearchSteps(query, generations: generations, presenter: presenter), widget: widget,
+                presentation: presentation, handler: self),
             claim: claim)
     }
 
@@ -70,10 +75,11 @@ struct WidgetPipeline: Pipeline {
 
     mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         switch steps.advance(resolutions) {
-        case .need(let need): .need(need)
-        case .failure(let response): .respond(response)
+        case .need(let need): return .need(need)
+        case .failure(let response): return .respond(response)
         case .page(let page):
-            .respond(
+            handler.store.offer(page.result, from: steps.query)
+            return .respond(
                 handler.timeline(
                     widget, source: "search", of: page.result.objects.map(\.etag).joined(separator: ","),
                     items: page.result.objects.compactMap(\.summary), presentation, at: now))

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Which browser pages on other origins may read this server's answers (`--cors-origin`): any
 /// (`*`), or those of a list of origins, each echoed to a request that comes from it.
 public enum CORSPolicy: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A bad configuration value. The message is one line naming the flag, ready to print; the
 /// executable exits with status 64 (EX_USAGE).
 public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// One configurable setting: its flag, its environment variable, its default as shown to people,
 /// and how a text value is applied. The table of these drives parsing, `--help` and the README.
 public struct ConfigurationOption: Sendable {

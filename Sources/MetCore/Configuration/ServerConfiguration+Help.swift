@@ -1,3 +1,5 @@
+import MetEngine
+
 extension ServerConfiguration {
     /// The text `themet --help` prints: commands, then every option with its environment variable
     /// and default, from the same table the parser uses.

@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 extension ServerConfiguration {
     /// Creates the data directory (and its parents) if missing and checks it is writable.
@@ -6,13 +7,13 @@ extension ServerConfiguration {
     public func prepareDataDirectory() throws(ConfigurationError) {
         let manager = FileManager.default
         do {
-            try manager.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            try manager.createDirectory(atPath: cache.dataDirectory, withIntermediateDirectories: true)
         } catch {
             throw ConfigurationError(
-                flag: "--data-dir", reason: "cannot create '\(dataDirectory)': \(error.localizedDescription)")
+                flag: "--data-dir", reason: "cannot create '\(cache.dataDirectory)': \(error.localizedDescription)")
         }
-        guard manager.isWritableFile(atPath: dataDirectory) else {
-            throw ConfigurationError(flag: "--data-dir", reason: "'\(dataDirectory)' is not writable")
+        guard manager.isWritableFile(atPath: cache.dataDirectory) else {
+            throw ConfigurationError(flag: "--data-dir", reason: "'\(cache.dataDirectory)' is not writable")
         }
     }
 }
@@ -22,8 +23,8 @@ extension ServerConfiguration {
     /// newline dropped), checked as the flag's value is; nil when neither is given. Throws a
     /// `ConfigurationError` naming the flag when both are given or the file cannot be read or used.
     public func groupSecret() throws(ConfigurationError) -> String? {
-        guard let path = redisSecretFile else { return redisSecret }
-        guard redisSecret == nil else {
+        guard let path = redis.secretFile else { return redis.secret }
+        guard redis.secret == nil else {
             throw ConfigurationError(flag: "--redis-secret-file", reason: "give --redis-secret or this flag, not both")
         }
         guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8)
@@ -38,9 +39,9 @@ extension ServerConfiguration {
     }
 
     /// The largest record the instances of a group store in Redis and read back, in bytes: a
-    /// record holds the body (at most `upstreamMaxBody`), its gzip copy (no larger, for bodies
-    /// worth compressing) and what was read from it; 2 × `upstreamMaxBody` + 1 MiB holds the
+    /// record holds the body (at most `upstream.maxBody`), its gzip copy (no larger, for bodies
+    /// worth compressing) and what was read from it; 2 × `upstream.maxBody` + 1 MiB holds the
     /// largest the Met sends (the whole object list, about 10 MB as a record) with room to spare.
     /// A larger record stays with the instance that fetched it; a larger reply drops the link.
-    public var sharedRecordLimit: Int { 2 * upstreamMaxBody + 1_048_576 }
+    public var sharedRecordLimit: Int { 2 * upstream.maxBody + 1_048_576 }
 }

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Checks for the URLs people configure (`--detail-url`, `--public-url`): only what a server can
 /// put in a `Location` or a link without surprises.
 enum URLTemplates {

@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// The app's deep links, `themet://<objectID>`, and where they lead.
 public enum DeepLink {

@@ -1,4 +1,5 @@
 import HTTPGrammar
+import MetEngine
 
 /// The check on a record's `objectURL` before it goes into a `Location`: the value comes from the
 /// upstream (or a fixture, or a poisoned cache), so it is parsed strictly and written out again,

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// The files of the collection explorer at `/`: one page of HTML, CSS and JavaScript written for
 /// this server and compiled into the binary (`Resources/explorer/`, embedded by SwiftPM), using
 /// only the server's public routes. Nothing is fetched from another site but the Met's images.

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Serves the explorer's files (`ExplorerAsset`), each made once into an entry with its ETag and
 /// gzip copy. `no-cache`: a browser revalidates (a 304) on each visit, so a new build shows at once
 /// and the page never runs with a script of another build. Every file carries the

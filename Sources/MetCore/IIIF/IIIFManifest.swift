@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A IIIF Presentation 3 manifest for one public-domain Met object
 /// (https://iiif.io/api/presentation/3.0/): its label and metadata from the record, CC0 rights,
 /// the Met as provider, its web page as homepage, and one canvas per image (the primary image,

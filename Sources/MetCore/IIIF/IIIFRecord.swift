@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// The members of a Met object record a IIIF manifest is made from. Decoded leniently: every
 /// member is optional, and one of an unexpected type is treated as absent (the Met's schema has

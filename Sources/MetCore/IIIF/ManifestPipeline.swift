@@ -1,4 +1,5 @@
 import HTTPGrammar
+import MetEngine
 
 /// `/iiif/{id}/manifest.json`: the object's record through the cache, then its IIIF manifest
 /// (`IIIFManifest`), rendered once per record and base and kept like a search page. Objects that
@@ -9,7 +10,7 @@ struct ManifestPipeline: Pipeline {
     let base: String
     let presentation: Presentation
     let presenter: Presenter
-    let renders: SearchHandler.Renders
+    let renders: Renders
 
     mutating func advance(_ resolutions: [Resolution], at now: Double) -> Step {
         let resource = MetResource.object(id: id)

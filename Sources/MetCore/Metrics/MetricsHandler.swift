@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// `GET /metrics`: the Prometheus text exposition format 0.0.4, rendered when scraped from the
 /// counters of `ServerMetrics` and the figures the cache, the persistent and shared tiers, the
@@ -35,7 +36,7 @@ struct MetricsHandler: Sendable {
 
     private func requests(_ text: inout MetricsText) {
         text.family("themet_requests_total", "counter", "HTTP requests answered, by route and status class.")
-        for route in MetricRoute.allCases {
+        for route in MetricRoute.all {
             for statusClass in 1...5 {
                 text.sample(
                     "themet_requests_total", ["route": route.name, "status": "\(statusClass)xx"],
@@ -45,7 +46,7 @@ struct MetricsHandler: Sendable {
         text.family(
             "themet_request_duration_seconds", "histogram",
             "Time from a request read to its response written, by route and cache outcome.")
-        for route in MetricRoute.allCases {
+        for route in MetricRoute.all {
             for outcome in ServerMetrics.outcomes {
                 let snapshot = metrics.duration(route, outcome)
                 guard snapshot.count > 0 else { continue }

@@ -1,9 +1,12 @@
+import MetEngine
+
 /// `/random`: a uniformly drawn object among the IDs the server knows for a filter. Holds the
 /// generator and, for the ID lists that have repeats or come in several pages, their IDs without
 /// repeats (made once, not per draw). One instance serves every loop; thread-safe.
 final class RandomHandler: Sendable {
-    /// The generation of the Met's search to draw a `q` from, and the presenter.
-    let search: SearchHandler
+    /// The generation of the Met's search to draw a `q` from.
+    let generations: SearchGenerations
+    let presenter: Presenter
     let random: any RandomSource
     /// `--public-url`: makes the `Location` absolute.
     let publicURL: String?
@@ -20,8 +23,9 @@ final class RandomHandler: Sendable {
     /// The most lists whose repeat-free IDs are kept; past it, the table starts afresh.
     private static let maxKeptLists = 16
 
-    init(search: SearchHandler, random: any RandomSource, publicURL: String?) {
-        self.search = search
+    init(generations: SearchGenerations, presenter: Presenter, random: any RandomSource, publicURL: String?) {
+        self.generations = generations
+        self.presenter = presenter
         self.random = random
         self.publicURL = publicURL
     }

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// One `/random` request: the ID list of its filter (a search's on the current generation of the
 /// Met's search, switching once in `auto` mode as `/search` does; else a department's or the
 /// collection's `/objects` list), plus the other pages of that search memory holds, then draws.
@@ -34,7 +36,8 @@ struct RandomPipeline: Pipeline {
     init(request: RandomRequest, handler: RandomHandler) {
         self.request = request
         self.handler = handler
-        reader = IDListReader(handler: handler.search, mayMove: request.search != nil)
+        reader = IDListReader(
+            generations: handler.generations, presenter: handler.presenter, mayMove: request.search != nil)
     }
 
     /// The search's window on `api`, over the whole list (a sort by ID reads every page from the first).
@@ -75,11 +78,11 @@ struct RandomPipeline: Pipeline {
             case .entry(let found, let foundHow):
                 (entry, how) = (found, foundHow)
             case .failed(let error):
-                return .respond(handler.search.presenter.problem(for: error, resource: .object(id: id)).response)
+                return .respond(handler.presenter.problem(for: error, resource: .object(id: id)).response)
             case .cancelled:
                 return .respond(Response(status: 499))
             case .pending:
-                return .respond(handler.search.presenter.failure(.pending, of: .object(id: id)))
+                return .respond(handler.presenter.failure(.pending, of: .object(id: id)))
             }
             outcome = Presenter.combine(outcome, Presenter.shownInComposite(how))
             if entry.status == 200, let summary = entry.summary, request.accepts(summary) {

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A validated `/random` request: which objects to draw from and what the answer looks like.
 struct RandomRequest: Sendable {
     /// With `q`: the search whose ID list is drawn from (its `hasImages` and `departmentId` are

@@ -1,7 +1,9 @@
+import MetEngine
+
 /// Reads the ID lists a pipeline asked for (`SearchSteps`, `RandomPipeline`): keeps each list with
 /// its entry and the least cached outcome among them, and when one fails, moves to the other
-/// generation of the Met's search once (`auto` mode, see `SearchHandler.switchedGeneration`) or
-/// turns the failure into its response.
+/// generation of the Met's search once (`auto` mode, see `SearchGenerations.switched`) or turns
+/// the failure into its response.
 struct IDListReader: Sendable {
     /// What reading the resolutions came to.
     enum Verdict {
@@ -13,8 +15,9 @@ struct IDListReader: Sendable {
         case failure(Response)
     }
 
-    /// The generation switch and the presenter.
-    let handler: SearchHandler
+    let generations: SearchGenerations
+    /// For a failure's response.
+    let presenter: Presenter
     /// Whether a failure may move to the other generation: the lists are the Met's search's
     /// (not an `/objects` list).
     let mayMove: Bool
@@ -31,10 +34,11 @@ struct IDListReader: Sendable {
     /// Whether the generation has been switched already (once per request).
     private var moved = false
 
-    init(handler: SearchHandler, mayMove: Bool) {
-        self.handler = handler
+    init(generations: SearchGenerations, presenter: Presenter, mayMove: Bool) {
+        self.generations = generations
+        self.presenter = presenter
         self.mayMove = mayMove
-        api = handler.currentGeneration
+        api = generations.current
     }
 
     /// The need for `resources`, remembered for `read`.
@@ -64,7 +68,7 @@ struct IDListReader: Sendable {
             case .pending:
                 continue  // Only after a failure, which has returned already.
             }
-            if mayMove, !moved, let other = handler.switchedGeneration(from: api, after: error) {
+            if mayMove, !moved, let other = generations.switched(from: api, after: error) {
                 moved = true
                 api = other
                 lists = [:]
@@ -72,7 +76,7 @@ struct IDListReader: Sendable {
                 outcome = .hit
                 return .switched(other)
             }
-            return .failure(handler.presenter.problem(for: error, resource: resource).response)
+            return .failure(presenter.problem(for: error, resource: resource).response)
         }
         return .read
     }

@@ -1,21 +1,4 @@
-/// The Met's two generations of search.
-public enum SearchAPI: String, Sendable, Hashable {
-    /// `/public/collection/v1/search`: every matching ID in one answer; being retired (410).
-    case v1 = "v1"
-    /// `/public/collection/v1.1/search`: paged with `offset` and `limit` (≤ 500), and only the
-    /// first 10,000 hits can be paged.
-    // swift-format-ignore: AlwaysUseLowerCamelCase
-    // The Met's own name, v1.1, with the dot that no identifier can hold.
-    case v1_1 = "v1.1"
-
-    /// The upstream path.
-    var path: String { "/public/collection/\(rawValue)/search" }
-
-    /// The largest page v1.1 gives.
-    static let pageLimit = 500
-    /// How many hits v1.1 lets a client page through.
-    static let window = 10_000
-}
+import MetEngine
 
 /// Which search generation the server uses: `--search-api`.
 public enum SearchAPIMode: String, Sendable, Hashable, CaseIterable {

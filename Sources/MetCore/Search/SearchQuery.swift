@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A validated `/search` request: the query and the Met's filters in canonical form, paging,
 /// sort, projection and how long to wait for the upstream.
 public struct SearchQuery: Sendable, Hashable {

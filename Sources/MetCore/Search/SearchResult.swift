@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A hydrated `/search` page: what happened to every ID of the page, ready to render.
 struct SearchResult {
     /// The records to send, in their final order.

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// The order of `/search` results.
 public enum SearchSort: String, Sendable, CaseIterable {
     /// The Met's order (its relevance ranking).

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A hydrated search page with what the response needs besides the objects.
 struct HydratedPage {
     var result: SearchResult
@@ -19,7 +21,7 @@ struct SearchSteps: Sendable {
     /// What the steps do next.
     enum Next {
         case need(Need)
-        /// The page, hydrated as far as the wait allowed (the store has been offered it).
+        /// The page, hydrated as far as the wait allowed.
         case page(HydratedPage)
 
         /// The response to send instead (an upstream failure, or 499).
@@ -37,16 +39,16 @@ struct SearchSteps: Sendable {
     }
 
     let query: SearchQuery
-    /// The generation switch, the store and the presenter.
-    let handler: SearchHandler
+    /// For the failure of an object.
+    private let presenter: Presenter
     private var stage = Stage.start
     /// The ID lists, and the generation they come from.
     private var reader: IDListReader
 
-    init(_ query: SearchQuery, handler: SearchHandler) {
+    init(_ query: SearchQuery, generations: SearchGenerations, presenter: Presenter) {
         self.query = query
-        self.handler = handler
-        reader = IDListReader(handler: handler, mayMove: true)
+        self.presenter = presenter
+        reader = IDListReader(generations: generations, presenter: presenter, mayMove: true)
     }
 
     /// The generation the ID lists come from.
@@ -73,7 +75,7 @@ struct SearchSteps: Sendable {
             return .need(Need(page.ids.map { .object(id: $0) }, wait: query.wait))
         case .objects(let ids, let total, let reachable):
             if let index = resolutions.firstIndex(where: \.isRefused) {
-                return .failure(handler.presenter.failure(resolutions[index], of: .object(id: ids[index])))
+                return .failure(presenter.failure(resolutions[index], of: .object(id: ids[index])))
             }
             var entries: [Int: CacheEntry] = [:]
             var sources = reader.entries
@@ -87,11 +89,10 @@ struct SearchSteps: Sendable {
                     outcome = Presenter.combine(outcome, .miss)
                 }
             }
-            let result = SearchResult(ids: ids, entries: entries, query: query)
-            handler.offerToStore(result, query)
             return .page(
                 HydratedPage(
-                    result: result, page: (ids, total, reachable), lists: reader.entries, outcome: outcome,
+                    result: SearchResult(ids: ids, entries: entries, query: query), page: (ids, total, reachable),
+                    lists: reader.entries, outcome: outcome,
                     sources: sources, api: api))
         }
     }

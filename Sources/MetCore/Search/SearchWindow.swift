@@ -1,3 +1,5 @@
+import MetEngine
+
 /// Which upstream search answers a `/search` page needs, and how its IDs are read out of them.
 ///
 /// v1 answers with every ID at once. v1.1 is read in aligned pages of 500 (its largest), each

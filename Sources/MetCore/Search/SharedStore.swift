@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MetEngine
 
 /// The latest search results, shared by every client and by the widget timeline: kept in memory
 /// and written as `objects.json` (a JSON array of Met records) in the data directory, so other
@@ -121,6 +122,13 @@ public final class SharedStore: Sendable {
     @discardableResult
     func offer(_ objects: [CacheEntry], from source: SearchQuery.StoreSource) -> Bool {
         replace(with: objects, from: source)
+    }
+
+    /// Offers a search's page when its request may replace the results (`SearchQuery.replacesStore`)
+    /// and the page has objects; see `offer(_:from:)`.
+    func offer(_ result: SearchResult, from query: SearchQuery) {
+        guard query.replacesStore, !result.objects.isEmpty else { return }
+        offer(result.objects, from: query.storeSource)
     }
 
     private func replace(with objects: [CacheEntry], from source: SearchQuery.StoreSource?) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// When the last successful `metadataDate` sync started: `sync.json` in the data directory,
 /// `{"startedAt": <seconds since 1970>}`, written whole (a temporary file renamed over it).

@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// What one `metadataDate` sync did.
 public struct SyncReport: Sendable, Equatable {
@@ -22,8 +23,8 @@ public struct SyncReport: Sendable, Equatable {
 /// listed records are marked expired too (a copy stored before this run began may predate the
 /// change), so that neither this refresh nor another instance serves them as fresh; the next
 /// request for one that only the group holds refreshes it. Any thread; one run at a time is the
-/// caller's business (`MetService.sync`).
-final class Synchronizer: Sendable {
+/// caller's business (`themet sync`, or the server's periodic sync).
+public final class Synchronizer: Sendable {
     private let client: MetClient
     private let cache: MemoryCache
     private let disk: (any PersistentTier)?
@@ -35,26 +36,25 @@ final class Synchronizer: Sendable {
     private let time: any TimeSource
     private let logger: Logger
 
-    init(
-        client: MetClient, cache: MemoryCache, disk: (any PersistentTier)?, shared: (any SharedTier)?,
-        fetcher: CachedFetcher, state: SyncState, lookBack: Double, time: any TimeSource, logger: Logger
-    ) {
-        self.client = client
-        self.cache = cache
-        self.disk = disk
-        self.shared = shared
-        self.fetcher = fetcher
-        self.state = state
-        self.lookBack = lookBack
-        self.time = time
-        self.logger = logger
+    /// A synchronizer over `engine`'s tiers and client, keeping its state (`sync.json`) in
+    /// `configuration`'s data directory and looking at most one object lifetime back.
+    public init(engine: CacheEngine, configuration: ServerConfiguration) {
+        client = engine.client
+        cache = engine.cache
+        disk = engine.disk
+        shared = engine.shared
+        fetcher = engine.fetcher
+        state = SyncState(directory: configuration.cache.dataDirectory, logger: engine.logger)
+        lookBack = configuration.cache.freshness.object
+        time = engine.time
+        logger = engine.logger
     }
 
     /// When the last successful sync started (seconds since 1970), or nil.
-    var lastSync: Double? { state.load() }
+    public var lastSync: Double? { state.load() }
 
     /// One sync. Fails only when the Met's list could not be had (nothing is marked then).
-    func run() async -> Result<SyncReport, UpstreamError> {
+    public func run() async -> Result<SyncReport, UpstreamError> {
         let started = time.now()
         let since = max(state.load() ?? -.infinity, started - lookBack)
         let day = Self.day(of: since)

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// What `themet warm` fills the cache for.
 public enum WarmSource: Sendable {
     /// Every hit of a search (on v1.1, its first 10,000: what any page of it can show).
@@ -33,19 +35,27 @@ public struct WarmProgress: Sendable, Equatable {
 /// between two leaves nothing half done; every fetched entry is in memory and queued for the disk.
 /// A firewall block is waited out (the object it refused is asked again once it ends): a warm-up
 /// is the long, patient job the block asks for, and knocking during it only extends it.
-struct Warmer: Sendable {
+public struct Warmer: Sendable {
     let fetcher: CachedFetcher
     let searchAPI: SearchAPIMode
     /// The breaker: when a block ends.
     let monitor: UpstreamMonitor
     let time: any TimeSource
 
+    /// A warmer over `engine`'s tiers and client; a search is listed with `searchAPI`.
+    public init(engine: CacheEngine, searchAPI: SearchAPIMode) {
+        fetcher = engine.fetcher
+        self.searchAPI = searchAPI
+        monitor = engine.monitor
+        time = engine.time
+    }
+
     /// How often a stop is looked for while a block is waited out, in seconds.
     static let stopCheckInterval = 1.0
 
     /// The object IDs `source` names, in its order, without repeats; through the cache (a list
     /// fetched here is stored like any other).
-    func ids(of source: WarmSource) async -> Result<[Int], UpstreamError> {
+    public func ids(of source: WarmSource) async -> Result<[Int], UpstreamError> {
         switch source {
         case .ids(let ids):
             return .success(Self.unique(ids))
@@ -82,7 +92,7 @@ struct Warmer: Sendable {
     /// Warms `ids` in order until `stop` says so (asked before each, and every
     /// `stopCheckInterval` while a block is waited out), telling `report` after each, and every
     /// `stopCheckInterval` while a block is waited out (`blockedUntil` set).
-    func warm(_ ids: [Int], stop: () -> Bool, report: (WarmProgress) -> Void) async -> WarmProgress {
+    public func warm(_ ids: [Int], stop: () -> Bool, report: (WarmProgress) -> Void) async -> WarmProgress {
         var progress = WarmProgress(total: ids.count)
         var index = ids.startIndex
         while index < ids.endIndex, !stop() {

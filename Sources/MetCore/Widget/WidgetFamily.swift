@@ -1,3 +1,5 @@
+import MetEngine
+
 /// The widget sizes, as the app's widget offered them.
 public enum WidgetFamily: String, Sendable, CaseIterable {
     /// Title, artist, image and links.

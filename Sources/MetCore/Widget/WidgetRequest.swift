@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// A validated `/widget/timeline` request.
 package struct WidgetRequest: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import MetEngine
 
 /// The home-screen widget's timeline: one entry per object, `interval` apart from `start`, each
 /// linking to `themet://<id>` and `/open/<id>`, then a reload when the last entry is over. The

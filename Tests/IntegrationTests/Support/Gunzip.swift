@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 
 /// gzip bodies inflated by the system's `gzip -dc`: the server's compression checked by another
 /// implementation than the zlib calls that made it.

@@ -1,5 +1,7 @@
 import Foundation
 import MetCore
+import MetEngine
+import TestKit
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

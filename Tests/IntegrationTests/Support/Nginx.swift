@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 
 /// An nginx (Debian's `nginx-light`, which `make test` installs) running the README's reverse-proxy
 /// server block in front of a themet: the documented set-up itself, with only its two addresses
@@ -19,7 +20,7 @@ final class Nginx: Sendable {
         else { throw ProcessFailure("nginx is not installed (make test installs nginx-light)") }
         let block = try Self.readmeServerBlock()
         for _ in 0..<5 {
-            let (socket, port) = try RawConnection.bindLoopback(listening: false)
+            let (socket, port) = try Loopback.bind(listening: false)
             close(socket)
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("themet-nginx-\(UUID())").path
             try FileManager.default.createDirectory(atPath: directory + "/temp", withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 
 /// One blocking TCP connection to 127.0.0.1, held open across steps: for clients that trickle
 /// bytes or sit on a connection. Every call blocks, so each runs on a thread of its own (the
@@ -16,23 +17,13 @@ final class RawConnection: Sendable {
 
     /// Sends all of `bytes`; false if the server closed the connection first.
     func send(_ bytes: [UInt8]) async -> Bool {
-        await Self.onThread { [descriptor] in
-            var sent = 0
-            while sent < bytes.count {
-                let written = bytes.withUnsafeBytes {
-                    Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
-                }
-                if written <= 0 { return false }
-                sent += written
-            }
-            return true
-        }
+        await BlockingIO.onThread { [descriptor] in BlockingIO.sendAll(bytes, to: descriptor) == nil }
     }
 
     /// Sends `bytes` one at a time, `interval` seconds apart, until all are sent, the server sends
     /// something or closes. Returns how many were sent.
     func trickle(_ bytes: [UInt8], interval: Double) async -> Int {
-        await Self.onThread { [descriptor] in
+        await BlockingIO.onThread { [descriptor] in
             var peek: UInt8 = 0
             for (index, byte) in bytes.enumerated() {
                 if recv(descriptor, &peek, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) >= 0 { return index }
@@ -46,7 +37,7 @@ final class RawConnection: Sendable {
 
     /// The bytes one read gives: empty when the peer closed or `readTimeout` passed without a byte.
     func receive() async -> [UInt8] {
-        await Self.onThread { [descriptor] in
+        await BlockingIO.onThread { [descriptor] in
             var buffer = [UInt8](repeating: 0, count: 65_536)
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             return count > 0 ? Array(buffer[0..<count]) : []
@@ -55,7 +46,7 @@ final class RawConnection: Sendable {
 
     /// Reads until the server closes or `readTimeout` passes without a byte.
     func readToEnd() async -> RawHTTP.Exchange {
-        await Self.onThread { [descriptor] in
+        await BlockingIO.onThread { [descriptor] in
             var received: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -70,7 +61,7 @@ final class RawConnection: Sendable {
     /// Reads one response whose head carries `Content-Length`; what arrived when the server
     /// closed or `readTimeout` passed, if that came first.
     func readResponse() async -> String {
-        await Self.onThread { [descriptor] in
+        await BlockingIO.onThread { [descriptor] in
             var received: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -88,27 +79,6 @@ final class RawConnection: Sendable {
                 received.append(contentsOf: buffer[0..<count])
             }
         }
-    }
-
-    /// A TCP socket bound to 127.0.0.1 on a port the OS picks (and listening, when asked), and
-    /// that port; the caller closes it.
-    static func bindLoopback(listening: Bool) throws -> (descriptor: CInt, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && (!listening || listen(descriptor, 64) == 0)
-                    && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard descriptor >= 0, bound else {
-            if descriptor >= 0 { Glibc.close(descriptor) }
-            throw ProcessFailure("could not bind a loopback socket")
-        }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// A blocking socket connected from `source` (a loopback address) to 127.0.0.1:`port` whose
@@ -155,11 +125,5 @@ final class RawConnection: Sendable {
         let connection = try RawConnection(port: port, readTimeout: 30, from: source)
         guard await connection.send(Array(request.utf8)) else { throw ProcessFailure("the server closed at once") }
         return await connection.readResponse()
-    }
-
-    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
     }
 }

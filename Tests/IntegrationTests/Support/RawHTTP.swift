@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 
 /// Bytes over a plain TCP socket, for what a polite client library will not send: oversized
 /// requests, and clients that hang up early. Runs on its own thread so blocking calls never
@@ -56,14 +57,8 @@ enum RawHTTP {
     ) throws -> Exchange {
         let fd = try RawConnection.connect(port: port, readTimeout: readTimeout)
         defer { close(fd) }
-        var sent = 0
-        while sent < request.count {
-            let written = request.withUnsafeBytes {
-                send(fd, $0.baseAddress! + sent, request.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            if written <= 0 { break }  // the server may close early on an oversized request
-            sent += written
-        }
+        // The server may close early on an oversized request: what it read is answered.
+        BlockingIO.sendAll(request, to: fd)
         if let hangUpAfter {
             Thread.sleep(forTimeInterval: hangUpAfter)
             if reset {

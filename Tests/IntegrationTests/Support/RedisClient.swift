@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 
 /// Commands a test sends to Redis itself (what a writer of the group's Redis could do): one
 /// blocking connection, on threads of their own, RESP2 replies read whole.

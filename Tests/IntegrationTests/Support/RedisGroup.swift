@@ -1,5 +1,7 @@
 import Foundation
 import MetCore
+import MetEngine
+import TestKit
 
 /// A redis-server for a test. `shared()` is the one `make test` started (`THEMET_TEST_REDIS`),
 /// which each test uses under a prefix of its own; `own()` starts one on a free loopback port,
@@ -88,7 +90,7 @@ final class RedisServer: Sendable {
     /// A port the OS had free a moment ago (it may be taken again before redis-server binds it:
     /// then `start` fails and says so).
     private static func freePort() throws -> Int {
-        let (descriptor, port) = try RawConnection.bindLoopback(listening: false)
+        let (descriptor, port) = try Loopback.bind(listening: false)
         close(descriptor)
         return port
     }

@@ -1,5 +1,7 @@
 import Foundation
 import MetCore
+import MetEngine
+import TestKit
 
 /// A child process started for a test: its standard output is scanned for the
 /// `listening on http://HOST:PORT` line, and its standard error is kept for assertions.
@@ -128,9 +130,4 @@ final class RunningProcess: Sendable {
         }
         thread.start()
     }
-}
-
-struct ProcessFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 
 /// A `met-fixture-server` and a `themet` in front of it, both on loopback ports chosen by the OS.
 struct Servers: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 
 /// `themet` run once as a command (`search`, `timeline`, `open`), to its end.
 enum ThemetCommand {
@@ -40,20 +41,14 @@ enum ThemetCommand {
             process.interrupt()
         }
         defer { interrupter.cancel() }
-        async let printed = onThread { output.fileHandleForReading.readDataToEndOfFile() }
-        async let complained = onThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        async let printed = BlockingIO.onThread { output.fileHandleForReading.readDataToEndOfFile() }
+        async let complained = BlockingIO.onThread { errors.fileHandleForReading.readDataToEndOfFile() }
         let (out, err) = await (printed, complained)
-        let status = await onThread {
+        let status = await BlockingIO.onThread {
             process.waitUntilExit()
             return process.terminationStatus
         }
         return Outcome(status: status, output: out, errors: err)
     }
 
-    /// Runs blocking `body` on a new thread and returns its result.
-    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
-    }
 }

@@ -1,6 +1,8 @@
 import Foundation
+import TestKit
 
 @testable import MetCore
+@testable import MetEngine
 
 /// What Redis is to a group of instances, in memory, on a manual clock: entries kept as records
 /// (so what comes back is a restored entry), fill locks that expire, notices to every member, a

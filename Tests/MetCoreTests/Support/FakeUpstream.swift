@@ -1,4 +1,5 @@
 @testable import MetCore
+@testable import MetEngine
 
 /// An in-memory upstream: answers each `path?query` from a table, records every call, and can
 /// hold its answers until the test releases them, so concurrency is tested deterministically

@@ -1,7 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import MetCore
+@testable import MetEngine
 
 /// A `MetService` wired to a fake upstream, a manual clock and a memory log: the whole server
 /// below the HTTP layer, with no sockets.
@@ -51,30 +53,56 @@ struct Harness {
         var configuration = ServerConfiguration()
         Self.unpaced(&configuration)
         // Most tests are about what expiry does; the stale-while-revalidate tests turn it on.
-        configuration.freshness.staleWhileRevalidate = 0
+        configuration.cache.freshness.staleWhileRevalidate = 0
         configure(&configuration)
         self.upstream = upstream
         self.time = time
         self.log = MemoryLog()
         self.configuration = configuration
-        self.service = MetService(
+        self.service = Self.service(
             configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: time,
-            logger: log.logger(),
-            openAPI: Self.openAPI, compress: compress, random: random)
+            logger: log.logger(), compress: compress, random: random)
     }
+
+    /// A service over an engine of its own, both made from `configuration`, as `themet` makes them.
+    static func service(
+        configuration: ServerConfiguration, upstream: any Upstream, disk: (any PersistentTier)? = nil,
+        shared: (any SharedTier)? = nil, time: any TimeSource, logger: Logger,
+        compress: (@Sendable ([UInt8]) -> [UInt8])? = nil, random: any RandomSource = SystemRandomSource()
+    ) -> MetService {
+        let engine = CacheEngine(
+            configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: time, logger: logger,
+            compress: compress)
+        return MetService(
+            configuration: configuration, engine: engine, openAPI: openAPI, compress: compress, random: random)
+    }
+
+    /// A `metadataDate` synchronizer over the service's engine.
+    var synchronizer: Synchronizer { Synchronizer(engine: service.engine, configuration: configuration) }
+
+    /// A warmer over the service's engine.
+    var warmer: Warmer { Warmer(engine: service.engine, searchAPI: configuration.upstream.searchAPI) }
 
     /// No waits between upstream calls and no retries: a rate and burst no test reaches, a slot
     /// for every call, one attempt per fetch.
     static func unpaced(_ configuration: inout ServerConfiguration) {
-        configuration.upstreamRate = 10_000
-        configuration.upstreamBurst = 1_000_000
-        configuration.upstreamConcurrency = 64
-        configuration.upstreamRetries = 0
+        configuration.upstream.rate = 10_000
+        configuration.upstream.burst = 1_000_000
+        configuration.upstream.concurrency = 64
+        configuration.upstream.retries = 0
     }
 
     /// `GET target`, waiting for the upstream when needed.
     func get(_ target: String, headers: HTTPFields = HTTPFields()) async -> Response {
         await service.response(to: .get(target, headers: headers))
+    }
+
+    /// The upstream key `GET target` is planned to (its one call, made by a new harness on an empty
+    /// cache), or nil when it is answered without the upstream.
+    static func plannedKey(for target: String) async -> String? {
+        let harness = Harness()
+        _ = await harness.get(target)
+        return harness.upstream.calls.first
     }
 
     /// `GET target` as the loop thread answers it: the response when it is ready at once, nil

@@ -1,6 +1,7 @@
 import MetFixtures
 
 @testable import MetCore
+@testable import MetEngine
 
 /// Draws from a seeded SplitMix64 generator: the same seed gives the same draws every run, so a
 /// test of `/random` is repeatable. Thread-safe.

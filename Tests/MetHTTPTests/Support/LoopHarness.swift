@@ -1,5 +1,6 @@
+import EventLoops
 import Foundation
-import MetCore
+import MetEngine
 
 @testable import MetHTTP
 
@@ -8,37 +9,23 @@ import MetCore
 /// with an autobound abstract address that nobody connects to. Call `shutDown()` once at the end.
 final class LoopHarness {
     let loop: HTTPLoop
-    private let finished: DispatchSemaphore
 
     /// - Parameter idleTimeout: the loop's `--idle-timeout`, in seconds.
     init(responder: any Responder, idleTimeout: Double = 30) throws {
-        HTTPServer.prepareProcess()
         let listener = try Self.listeningSocket()
         // Host and port are the listening socket's business, which the loop is given.
         let configuration = HTTPServerConfiguration(
             host: "unused", port: 0, loops: 1, idleTimeout: idleTimeout, limits: RequestLimits())
-        let ready = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<HTTPLoop, Error>?>(nil)
-        Thread {
-            do {
-                let loop = try HTTPLoop(
-                    index: 0, listeningDescriptor: listener, configuration: configuration,
-                    budget: ConnectionBudget(limit: 16), responder: responder,
-                    logger: Logger(level: .error, sink: { _ in }))
-                outcome.withLock { $0 = .success(loop) }
-                ready.signal()
-                loop.run()
-            } catch {
-                close(listener)
-                outcome.withLock { $0 = .failure(error) }
-                ready.signal()
-            }
-            finished.signal()
-        }.start()
-        ready.wait()
-        loop = try outcome.withLock { $0! }.get()
-        self.finished = finished
+        do {
+            loop = try HTTPLoop(
+                eventLoop: EventLoop(name: "http-loop-test"), listeningDescriptor: listener,
+                configuration: configuration, budget: ConnectionBudget(limit: 16), responder: responder,
+                logger: Logger(level: .error, sink: { _ in }))
+        } catch {
+            close(listener)
+            throw error
+        }
+        loop.eventLoop.start()
     }
 
     /// A new connection to the loop. `before` runs on the client first, while the loop does not
@@ -68,7 +55,7 @@ final class LoopHarness {
     /// Closes the loop's connections and ends its thread.
     func shutDown() {
         loop.execute { [loop] in loop.close() }
-        finished.wait()
+        loop.eventLoop.waitUntilStopped()
     }
 
     private static func listeningSocket() throws -> CInt {

@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 
 /// A one-shot event between threads and tasks: once `fire()` is called, every `wait()`, earlier
 /// or later, returns.

@@ -1,5 +1,6 @@
 import Foundation
-import MetCore
+import MetEngine
+import TestKit
 
 /// The client end of a socketpair a `LoopHarness` serves: a blocking socket whose every read and
 /// write gives up after 10 s. The async calls block on a thread of their own, never on the
@@ -40,15 +41,7 @@ final class TestClient: Sendable {
     /// For a few bytes into an empty socket (`LoopHarness.connect`'s `before`), which cannot block.
     @discardableResult
     func write(_ bytes: [UInt8]) -> CInt? {
-        var sent = 0
-        while sent < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            guard written > 0 else { return errno }
-            sent += written
-        }
-        return nil
+        BlockingIO.sendAll(bytes, to: descriptor)
     }
 
     @discardableResult
@@ -56,13 +49,13 @@ final class TestClient: Sendable {
 
     /// `write(_:)` on a thread of its own, for writes that wait for the server to read.
     func send(_ bytes: [UInt8]) async -> CInt? {
-        await Self.onThread { self.write(bytes) }
+        await BlockingIO.onThread { self.write(bytes) }
     }
 
     /// Reads until `count` whole responses have come, and returns them; fewer when the server
     /// ends the connection or a read times out first.
     func replies(_ count: Int) async -> [Reply] {
-        await Self.onThread {
+        await BlockingIO.onThread {
             var replies: [Reply] = []
             // Each pass takes a read of up to 64 KiB: enough passes for any reply the tests expect.
             for _ in 0..<10_000 {
@@ -75,7 +68,7 @@ final class TestClient: Sendable {
 
     /// What the next read meets after the responses taken so far.
     func next() async -> Next {
-        await Self.onThread {
+        await BlockingIO.onThread {
             self.unread.withLock { $0.isEmpty } ? self.readSome() : .bytes
         }
     }
@@ -83,7 +76,7 @@ final class TestClient: Sendable {
     /// Whether the server closes its end within `polls` waits of a second each, while the client
     /// reads nothing.
     func hangsUp(withinPolls polls: Int = 10) async -> Bool {
-        await Self.onThread {
+        await BlockingIO.onThread {
             for _ in 0..<polls {
                 // No events asked for: poll returns only for a hang-up or an error.
                 var entry = pollfd(fd: self.descriptor, events: 0, revents: 0)
@@ -127,11 +120,5 @@ final class TestClient: Sendable {
         let reply = Reply(status: status, fields: fields, body: Array(bytes[bodyStart..<(bodyStart + length)]))
         bytes.removeFirst(bodyStart + length)
         return reply
-    }
-
-    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
     }
 }

@@ -1,4 +1,4 @@
-import MetCore
+import MetEngine
 
 /// What the connection tests serve, against the core's `Responder`: `respond(to:)` on the loop
 /// thread, ready or suspended. By target:

@@ -1,3 +1,5 @@
+import MetEngine
+
 /// A real day of the proleptic Gregorian calendar written `YYYY-MM-DD`, the form of the Met's
 /// `metadataDate` and the date part of an ISO 8601 timestamp.
 ///

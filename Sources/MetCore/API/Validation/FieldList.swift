@@ -1,3 +1,5 @@
+import MetEngine
+
 /// The value of a `fields=` parameter (`/objects/{id}`, `/search`): the members to keep in each
 /// object record, written `a,b,c`.
 ///

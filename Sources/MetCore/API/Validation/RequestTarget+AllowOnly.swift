@@ -1,3 +1,5 @@
+import MetEngine
+
 extension RequestTarget {
     /// Throws `unknown_parameter` for the first query parameter whose name is not in `allowed`,
     /// naming it (cut to 60 characters, as the client may have sent anything); then

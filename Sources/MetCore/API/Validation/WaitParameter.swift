@@ -1,3 +1,5 @@
+import MetEngine
+
 /// `wait`, on the routes that hydrate objects (`/search`, `/objects?ids=`): how long to wait for
 /// uncached objects, in milliseconds, before answering with what has arrived (the rest listed as
 /// `pending`, still loading in the background).

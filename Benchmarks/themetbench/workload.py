@@ -1,0 +1,24 @@
+"""What every step shares: the repository, the loopback address, the objects and paths the
+workloads ask for, and how many event loops (themet) and workers (nginx) serve them."""
+
+from collections.abc import Iterable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]  # this file is <repository>/Benchmarks/themetbench/workload.py
+HOST = "127.0.0.1"
+MiB = 1024 * 1024
+# The fakes always serve this many synthetic ids (records are computed per request, nothing is
+# stored), so the hot and miss ids below exist in both modes; --objects only sizes the memory step.
+SYNTHETIC_IDS = 100_000
+SPREAD_IDS = 1000
+HOT_ID = 4242
+MISS_LATENCY_MS = 50
+LOOPS = 2  # themet's event loops and nginx's worker processes
+SEARCH_PATH = "/search?q=study&limit=20"
+WIDGET_PATH = "/widget/timeline"
+FILL_CONNECTIONS = 64
+
+
+def object_paths(ids: Iterable[int]) -> list[str]:
+    """/objects/<id> for each id."""
+    return [f"/objects/{object_id}" for object_id in ids]

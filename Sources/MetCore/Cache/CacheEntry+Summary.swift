@@ -1,7 +1,0 @@
-extension CacheEntry {
-    /// The summary of an object entry, read when it was stored.
-    var summary: ObjectSummary? {
-        if case .object(let summary) = details { return summary }
-        return nil
-    }
-}

@@ -1,0 +1,58 @@
+import MetEngine
+
+/// What the routes answer with: the pipeline driver and the presenter, what keeps state (the search
+/// generation, the shared store, kept renders, the widget, random draws, health, metrics, the
+/// explorer, purges) and the settings routes read. Made once by `MetService`; any thread.
+final class RouteServices: Sendable {
+    let driver: PipelineDriver
+    let presenter: Presenter
+    let generations: SearchGenerations
+    /// The latest search results (`objects.json`).
+    let store: SharedStore
+    let widget: WidgetHandler
+    let random: RandomHandler
+    let health: HealthHandler
+    let metrics: MetricsHandler
+    let explorer: ExplorerHandler
+    let purges: PurgeHandler
+    /// Who may purge (`--admin-token`, `--trusted-proxy`).
+    let purgeRule: PurgeRule
+    /// Rendered search pages (and the widget's timelines), batches, and manifests, each shared
+    /// until their entries change.
+    let searchRenders: Renders
+    let batchRenders: Renders
+    let manifestRenders: Renders
+    /// `--detail-url`, for `/open`.
+    let detailURL: String
+    /// `--public-url`, for the IIIF manifests' `id`s.
+    let publicURL: String?
+
+    init(
+        driver: PipelineDriver, presenter: Presenter, generations: SearchGenerations, store: SharedStore,
+        widget: WidgetHandler, random: RandomHandler, health: HealthHandler, metrics: MetricsHandler,
+        explorer: ExplorerHandler, purges: PurgeHandler, purgeRule: PurgeRule, searchRenders: Renders,
+        batchRenders: Renders, manifestRenders: Renders, detailURL: String, publicURL: String?
+    ) {
+        self.driver = driver
+        self.presenter = presenter
+        self.generations = generations
+        self.store = store
+        self.searchRenders = searchRenders
+        self.widget = widget
+        self.random = random
+        self.health = health
+        self.metrics = metrics
+        self.explorer = explorer
+        self.purges = purges
+        self.purgeRule = purgeRule
+        self.batchRenders = batchRenders
+        self.manifestRenders = manifestRenders
+        self.detailURL = detailURL
+        self.publicURL = publicURL
+    }
+
+    /// Runs `pipeline` for `request` (see `PipelineDriver.start`).
+    func start(_ pipeline: some Pipeline, for request: RouteRequest) -> Answer {
+        driver.start(pipeline, claim: request.claim)
+    }
+}

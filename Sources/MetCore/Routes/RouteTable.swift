@@ -1,0 +1,132 @@
+import MetEngine
+
+/// Every route of the server, one entry each, and what being in the table gives a route: the size
+/// limits, the target's parsing, the 404 for an unknown path, the 405 with `Allow`, the answer to a
+/// CORS preflight, the metric label, and errors in the route's dialect. Any thread; no state but
+/// the index built once.
+///
+/// Adding a route: a file under `Routes/` declaring its `RouteEntry`, and its line below.
+struct RouteTable: Sendable {
+    /// The routes. Exact paths are looked up at once; segment patterns are tried in this order.
+    static let entries: [RouteEntry] = [
+        CollectionRoutes.object, CollectionRoutes.objectBatch, CollectionRoutes.departments,
+        SearchRoutes.search, WidgetRoutes.timeline,
+        OpenRoutes.byID, OpenRoutes.byLink,
+        RandomRoutes.random,
+        IIIFRoutes.manifest,
+        ExplorerRoutes.files,
+        MirrorRoutes.object, MirrorRoutes.objectList, MirrorRoutes.departments, MirrorRoutes.searchV1,
+        MirrorRoutes.searchV11,
+        CacheRoutes.purgeObject, CacheRoutes.purgeSearch,
+        ServiceRoutes.health, ServiceRoutes.metrics, ServiceRoutes.openAPI,
+    ]
+
+    let limits: RequestLimits
+    /// Index into `entries` of each exact path.
+    private let exact: [String: Int]
+    /// The segment patterns, in table order.
+    private let segments: [(entry: Int, prefix: String, suffix: String)]
+
+    init(limits: RequestLimits) {
+        self.limits = limits
+        var exact: [String: Int] = [:]
+        var segments: [(entry: Int, prefix: String, suffix: String)] = []
+        for (index, entry) in Self.entries.enumerated() {
+            switch entry.paths {
+            case .exact(let paths):
+                for path in paths {
+                    precondition(exact.updateValue(index, forKey: path) == nil, "\(path) is declared twice")
+                }
+            case .segment(let prefix, let suffix):
+                segments.append((index, prefix, suffix))
+            }
+        }
+        self.exact = exact
+        self.segments = segments
+    }
+
+    /// The route `path` matches, with its segment (empty for an exact path); nil for none.
+    func match(_ path: String) -> (entry: RouteEntry, segment: String)? {
+        if let index = exact[path] { return (Self.entries[index], "") }
+        for pattern in segments {
+            if let segment = Self.segment(of: path, prefix: pattern.prefix, suffix: pattern.suffix) {
+                return (Self.entries[pattern.entry], segment)
+            }
+        }
+        return nil
+    }
+
+    /// The answer to `request`, with how `/metrics` labels its route (`.none` when no route
+    /// matched). A request that cannot be served as asked gets its problem document, or under the
+    /// mirror's prefix the Met's own kind of answer (`MetDialect`).
+    ///
+    /// - Parameters:
+    ///   - claim: whose request it is, for the pacer.
+    ///   - forwarded: the client behind a trusted proxy, if any.
+    func answer(
+        _ request: Request, services: RouteServices, claim: UpstreamClaim, forwarded: RequestClient?
+    ) -> (Answer, MetricRoute) {
+        var label = MetricRoute.none
+        do {
+            return (try routed(request, services, claim, forwarded, label: &label), label)
+        } catch {
+            return (
+                .ready(MetDialect.isMirror(request.target) ? MetDialect.response(for: error) : error.response), label
+            )
+        }
+    }
+
+    private func routed(
+        _ request: Request, _ services: RouteServices, _ claim: UpstreamClaim, _ forwarded: RequestClient?,
+        label: inout MetricRoute
+    ) throws(Problem) -> Answer {
+        try checkLimits(request)
+        var target = try RequestTarget(parsing: request.target)
+        // A cache-buster (`_=1733040000000`, jQuery's `cache: false` and others) means nothing
+        // here: every route ignores it, and it is no part of any key.
+        target.query.removeAll { $0.name == "_" }
+        guard let (entry, segment) = match(target.path) else {
+            throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
+        }
+        label = entry.label
+        guard entry.methods.allows(request.method) else {
+            if request.method == "OPTIONS" {
+                return .ready(CORSLayer.preflight(request, methods: entry.methods.allowed))
+            }
+            throw Problem(
+                .methodNotAllowed, "\(request.method.prefix(20)) is not allowed here; use \(entry.methods.use).",
+                headers: ["Allow": entry.methods.allowed])
+        }
+        return try entry.answer(
+            RouteRequest(
+                request: request, target: target, segment: segment, metDialect: entry.metDialect, claim: claim,
+                forwarded: forwarded),
+            services)
+    }
+
+    private func checkLimits(_ request: Request) throws(Problem) {
+        if request.target.utf8.count > limits.maxURILength {
+            throw Problem(.uriTooLong, "The request target is longer than \(limits.maxURILength) bytes.")
+        }
+        let headerBytes = request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if headerBytes > limits.maxHeaderBytes {
+            throw Problem(.headersTooLarge, "The header fields take more than \(limits.maxHeaderBytes) bytes.")
+        }
+        if request.body.count > limits.maxBodyBytes {
+            throw Problem(.bodyTooLarge, "The request body is larger than \(limits.maxBodyBytes) bytes.")
+        }
+    }
+
+    /// The `{segment}` of `prefix{segment}suffix`, matched on bytes: non-empty, without `/`.
+    private static func segment(of path: String, prefix: String, suffix: String) -> String? {
+        let bytes = path.utf8
+        guard bytes.count > prefix.utf8.count + suffix.utf8.count, bytes.starts(with: prefix.utf8) else { return nil }
+        var segment = bytes.dropFirst(prefix.utf8.count)
+        if !suffix.isEmpty {
+            guard segment.reversed().starts(with: suffix.utf8.reversed()) else { return nil }
+            segment = segment.dropLast(suffix.utf8.count)
+        }
+        guard !segment.contains(UInt8(ascii: "/")) else { return nil }
+        return String(Substring(segment))
+    }
+}

@@ -1,4 +1,0 @@
-extension Character {
-    /// `0`–`9` only (unlike `isNumber`, which accepts every script's digits and fractions).
-    var isASCIIDigit: Bool { isASCII && isWholeNumber }
-}

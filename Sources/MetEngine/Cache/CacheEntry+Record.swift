@@ -1,0 +1,134 @@
+/// A cache entry as bytes, for the tiers that keep entries outside this process's memory (the
+/// SQLite tier; later the shared one): everything the entry holds, so restoring one decodes no
+/// JSON and compresses nothing, followed by a checksum of all of it.
+///
+/// Layout (little-endian; see `ByteWriter`): format version (1 byte), key, kind, status, stored-at,
+/// fresh-until, stale-until, revalidate-until, ETag, gzip ETag?, message?, body, gzip copy?,
+/// details, then the checksum (8 bytes) of everything before it.
+extension CacheEntry {
+    /// The format this build writes and reads; a record of another version is refused (a miss).
+    package static let recordVersion: UInt8 = 1
+
+    /// The entry's record (see the extension's comment). Copies the bodies: call off loop threads.
+    public var record: [UInt8] {
+        var writer = ByteWriter(capacity: body.count + (gzipped?.count ?? 0) + key.utf8.count + details.cost + 128)
+        writer.byte(Self.recordVersion)
+        writer.string(key)
+        writer.string(kind.rawValue)
+        writer.length(status)
+        writer.double(storedAt)
+        writer.double(freshUntil)
+        writer.double(staleUntil)
+        writer.double(revalidateUntil)
+        writer.string(etag)
+        writer.optional(gzippedETag) { $0.string($1) }
+        writer.optional(message) { $0.string($1) }
+        writer.blob(body)
+        writer.optional(gzipped) { $0.blob($1) }
+        details.write(to: &writer)
+        var bytes = writer.bytes
+        withUnsafeBytes(of: Checksum.of(bytes[...]).littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// The entry `record` holds, if it is whole, of this build's format, for `key`, its checksum
+    /// matches, and an object record's own `objectID` is the one its key names; nil otherwise
+    /// (torn, truncated, damaged, another key's, or one object's record stored under another's
+    /// key with its checksum made anew).
+    public convenience init?(record: [UInt8], key expectedKey: String) {
+        guard record.count > 8 else { return nil }
+        var sum = ByteReader(record, from: record.count - 8)
+        guard let stored = sum.integer(), UInt64(bitPattern: stored) == Checksum.of(record.dropLast(8)) else {
+            return nil
+        }
+        var reader = ByteReader(Array(record.dropLast(8)))
+        guard reader.byte() == Self.recordVersion, let key = reader.string(), key == expectedKey,
+            let kind = reader.string().flatMap(ResourceKind.init(rawValue:)), let status = reader.length(),
+            let storedAt = reader.double(), let freshUntil = reader.double(), let staleUntil = reader.double(),
+            let revalidateUntil = reader.double(), let etag = reader.string(),
+            let gzippedETag = reader.optional({ $0.string() }), let message = reader.optional({ $0.string() }),
+            let body = reader.blob(), let gzipped = reader.optional({ $0.blob() }),
+            let details = EntryDetails.read(from: &reader), reader.isAtEnd
+        else { return nil }
+        if case .object(let summary) = details {
+            guard kind == .object, key == MetResource.object(id: summary.objectID).cacheKey else { return nil }
+        }
+        self.init(
+            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, gzippedETag: gzippedETag,
+            message: message, details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,
+            revalidateUntil: revalidateUntil)
+    }
+}
+
+extension EntryDetails {
+    /// Appends the details: a tag (0 none, 1 object summary, 2 ID list), then its members.
+    fileprivate func write(to writer: inout ByteWriter) {
+        switch self {
+        case .none:
+            writer.byte(0)
+        case .object(let summary):
+            writer.byte(1)
+            writer.integer(Int64(summary.objectID))
+            for text in summary.texts { writer.optional(text) { $0.string($1) } }
+            writer.optional(summary.objectBeginDate) { $0.integer(Int64($1)) }
+            writer.optional(summary.objectEndDate) { $0.integer(Int64($1)) }
+            writer.optional(summary.isPublicDomain) { $0.byte($1 ? 1 : 0) }
+        case .ids(let list):
+            writer.byte(2)
+            writer.integer(Int64(list.total))
+            writer.length(list.ids.count)
+            for id in list.ids { writer.integer(Int64(id)) }
+        }
+    }
+
+    /// The details `write(to:)` wrote, or nil when the bytes are damaged.
+    fileprivate static func read(from reader: inout ByteReader) -> EntryDetails? {
+        switch reader.byte() {
+        case 0:
+            return EntryDetails.none
+        case 1:
+            guard let objectID = reader.integer() else { return nil }
+            var texts: [String?] = []
+            for _ in 0..<ObjectSummary.textCount {
+                guard let text = reader.optional({ $0.string() }) else { return nil }
+                texts.append(text)
+            }
+            guard let begin = reader.optional({ $0.integer() }), let end = reader.optional({ $0.integer() }),
+                let publicDomain = reader.optional({ $0.byte() })
+            else { return nil }
+            var summary = ObjectSummary(objectID: Int(objectID))
+            summary.texts = texts
+            summary.objectBeginDate = begin.map { Int($0) }
+            summary.objectEndDate = end.map { Int($0) }
+            summary.isPublicDomain = publicDomain.map { $0 != 0 }
+            return .object(summary)
+        case 2:
+            guard let total = reader.integer(), let count = reader.length() else { return nil }
+            var ids: [Int] = []
+            ids.reserveCapacity(min(count, 1 << 20))
+            for _ in 0..<count {
+                guard let id = reader.integer() else { return nil }
+                ids.append(Int(id))
+            }
+            return .ids(IDList(total: Int(total), ids: ids))
+        default:
+            return nil
+        }
+    }
+}
+
+extension ObjectSummary {
+    /// How many optional strings `texts` holds.
+    fileprivate static let textCount = 8
+
+    /// The optional strings, in one fixed order, for the record.
+    fileprivate var texts: [String?] {
+        get { [title, artistDisplayName, objectDate, medium, creditLine, primaryImage, primaryImageSmall, objectURL] }
+        set {
+            (title, artistDisplayName, objectDate, medium) = (newValue[0], newValue[1], newValue[2], newValue[3])
+            (creditLine, primaryImage, primaryImageSmall, objectURL) = (
+                newValue[4], newValue[5], newValue[6], newValue[7]
+            )
+        }
+    }
+}

@@ -1,0 +1,20 @@
+/// The tiers below the memory tier, behind one method: what the driver calls for each entry a
+/// pipeline needs and memory does not hold fresh: single flight → persistent tier → upstream
+/// (`CachedFetcher`); a shared tier plugs in here too, in front of the upstream.
+package protocol EntryResolver: Sendable {
+    /// Resolves `resource`, whose memory entry was `cached` when the driver looked (expired, or
+    /// nil when there was none), for `claim` (whose request it is, for the upstream's pacer).
+    /// `onPlaced` is told once if the upstream must be asked and the fetch got its place (queued,
+    /// started, joined, or left to another instance of the group), so that a caller that stops
+    /// waiting knows the fetch goes on; not told when the resolution comes first. Counts the
+    /// outcome (miss, collapsed, stale). In a task; waits.
+    func resolve(
+        _ resource: MetResource, cached: CacheEntry?, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)?
+    ) async -> Resolution
+
+    /// Starts refreshing `resource` in the background, whose memory entry `stale` is past its
+    /// freshness but within stale-while-revalidate, unless a refresh of it runs already. Returns
+    /// at once; any thread, loop threads included. A refresh that fails keeps `stale`. `claim` is
+    /// whose request served it (the refresh waits in that client's background lane).
+    func revalidate(_ resource: MetResource, stale: CacheEntry, claim: UpstreamClaim)
+}

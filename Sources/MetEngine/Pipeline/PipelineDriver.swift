@@ -1,0 +1,270 @@
+/// Runs pipelines: meets each need from fresh memory entries on the calling (loop) thread while it
+/// can, and hands the rest of the work to a suspension when something is missing. The suspension
+/// resolves the missing entries through the tiers below memory and resumes the same pipeline.
+///
+/// Each key is looked up in memory once per need: what the loop thread found (fresh or expired)
+/// travels with the suspension. One instance serves every loop; its state is thread-safe.
+public final class PipelineDriver: Sendable {
+    private let cache: MemoryCache
+    private let resolver: any EntryResolver
+    @usableFromInline let time: any TimeSource
+    private let logger: Logger
+    /// Where each memory lookup's result is counted (`/metrics`).
+    private let metrics: ServerMetrics
+    /// The pacer: each client's share of background fetches (`clientLimit`), and when a refused one
+    /// may ask again.
+    private let pacer: UpstreamPacer
+    /// Object fetches that pipelines started in the background (for needs with a `wait`) and that
+    /// have not ended: in all, and per client how many for each key (a client that asks again for
+    /// a page while its fetches run starts more for the same keys, which join the same flights).
+    /// Bounded by `maxBackgroundFills` in all, and by the pacer's `clientLimit` distinct keys per
+    /// client.
+    private let backgroundFills = Locked((total: 0, byClient: [String?: [String: Int]]()))
+    /// The most background fetches at once, whoever started them: a bound on the tasks, past which
+    /// resources stay `.pending` (with a warning); each client's own bound comes first.
+    package static let maxBackgroundFills = 10_000
+
+    package init(
+        cache: MemoryCache, resolver: any EntryResolver, pacer: UpstreamPacer, time: any TimeSource, logger: Logger,
+        metrics: ServerMetrics
+    ) {
+        self.metrics = metrics
+        self.cache = cache
+        self.resolver = resolver
+        self.pacer = pacer
+        self.time = time
+        self.logger = logger
+    }
+
+    /// Background fetches running now (for tests).
+    package var backgroundFillsRunning: Int { backgroundFills.withLock { $0.total } }
+
+    /// Advances `pipeline` on the calling thread while memory meets its needs (with fresh entries,
+    /// or expired ones within stale-while-revalidate, whose refresh it starts). Never waits; a
+    /// fresh hit allocates no task. The suspension it may return starts nothing until run.
+    /// `claim` is whose request it is: its fetches wait in that client's lane of the pacer.
+    ///
+    /// Inlinable, like `resume`, so that each route's module specializes the loop for its own
+    /// pipeline type (public for that: Swift does not inline `package` functions across modules).
+    /// Unspecialized, every step went through witness tables and boxed copies, and a memory hit
+    /// cost up to a fifth more CPU. The work that is not the loop's stays behind it, here.
+    @inlinable
+    public func start<P: Pipeline>(_ pipeline: P, claim: UpstreamClaim) -> Answer {
+        var pipeline = pipeline
+        var resolutions: [Resolution] = []
+        // One reading of the clock: every step here runs within microseconds.
+        let now = time.now()
+        while true {
+            switch pipeline.advance(resolutions, at: now) {
+            case .respond(let response):
+                return .ready(response)
+            case .peek(let entries, let touch):
+                resolutions = peek(entries, touch: touch, at: now)
+            case .look(let resources):
+                resolutions = look(resources, at: now)
+            case .need(let need):
+                // What memory holds for every key, each looked up once, goes with the suspension.
+                let found = lookUp(need.resources, at: now)
+                guard let met = servedFromMemory(need, found: found, at: now, claim: claim) else {
+                    return .suspended(
+                        Suspension { [pipeline] in
+                            await self.resume(pipeline, need, found: found, at: now, claim: claim)
+                        })
+                }
+                resolutions = met
+            }
+        }
+    }
+
+    /// The resolutions of `need` when memory serves every entry of `found` at `now`, each counted
+    /// (and refreshed when served while it is revalidated); nil, with nothing counted, as soon as
+    /// one is missing or too old to serve.
+    @usableFromInline
+    func servedFromMemory(_ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim) -> [Resolution]? {
+        var resolutions: [Resolution] = []
+        resolutions.reserveCapacity(found.count)
+        for entry in found {
+            guard let entry, let outcome = entry.servedOutcome(at: now) else { return nil }
+            resolutions.append(.entry(entry, outcome))
+        }
+        for (resource, resolution) in zip(need.resources, resolutions) {
+            served(resource, resolution, claim: claim)
+        }
+        return resolutions
+    }
+
+    /// The memory entries of `resources`, in order: one lookup for one resource, else one taking
+    /// of the cache's lock for all of them (a search page's objects).
+    /// Counts what each lookup found at `now`.
+    @usableFromInline
+    func lookUp(_ resources: [MetResource], at now: Double) -> [CacheEntry?] {
+        let found =
+            resources.count == 1
+            ? [cache.entry(for: resources[0].cacheKey)] : cache.entries(for: resources.map(\.cacheKey))
+        for entry in found { metrics.countLookup(.memory, LookupResult(entry, at: now)) }
+        return found
+    }
+
+    /// The rest of `pipeline` in a task: meets `need` (whose memory entries were `found` at `now`),
+    /// then every later step, each key looked up in memory once, until the pipeline responds.
+    @inlinable
+    func resume<P: Pipeline>(
+        _ pipeline: P, _ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim
+    ) async -> Response {
+        var pipeline = pipeline
+        var resolutions = await meet(need, found: found, at: now, claim: claim)
+        while true {
+            switch pipeline.advance(resolutions, at: time.now()) {
+            case .respond(let response):
+                return response
+            case .peek(let entries, let touch):
+                resolutions = peek(entries, touch: touch, at: time.now())
+            case .look(let resources):
+                resolutions = look(resources, at: time.now())
+            case .need(let next):
+                let lookedAt = time.now()
+                resolutions = await meet(
+                    next, found: lookUp(next.resources, at: lookedAt), at: lookedAt, claim: claim)
+            }
+        }
+    }
+
+    /// Counts a resolution met from memory, and starts the refresh of an entry served while it
+    /// is revalidated.
+    private func served(_ resource: MetResource, _ resolution: Resolution, claim: UpstreamClaim) {
+        guard case .entry(let entry, let outcome) = resolution else { return }
+        cache.count(outcome)
+        if outcome == .revalidating { resolver.revalidate(resource, stale: entry, claim: claim.inBackground) }
+    }
+
+    /// The resolutions of a peek (`Step.peek`) at `entries` at `now`: those memory still holds,
+    /// fresh, and `.pending` for the rest. They count as hits only when all are held (the one case
+    /// in which a kept render is used).
+    @usableFromInline
+    func peek(_ entries: [CacheEntry], touch: Bool, at now: Double) -> [Resolution] {
+        let current = touch ? cache.entries(for: entries.map(\.key)) : nil
+        var allHeld = true
+        var resolutions: [Resolution] = []
+        resolutions.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            let held = current.map { $0[index] === entry } ?? entry.isInMemory
+            if held, entry.isFresh(at: now) {
+                resolutions.append(.entry(entry, .hit))
+            } else {
+                allHeld = false
+                resolutions.append(.pending)
+            }
+        }
+        if allHeld {
+            for _ in resolutions {
+                cache.count(.hit)
+                metrics.countLookup(.memory, .hit)
+            }
+        }
+        return resolutions
+    }
+
+    /// The resolutions of a look (`Step.look`) at `resources` at `now`: the fresh entries memory
+    /// holds, as hits, and `.pending` for the rest. Counted as lookups (`/metrics`), not as
+    /// served hits: nothing is answered from them as such.
+    @usableFromInline
+    func look(_ resources: [MetResource], at now: Double) -> [Resolution] {
+        guard !resources.isEmpty else { return [] }
+        return lookUp(resources, at: now).map { entry in
+            guard let entry, entry.isFresh(at: now) else { return .pending }
+            return .entry(entry, .hit)
+        }
+    }
+
+    /// One resolution per resource of `need`: the entries of `found` that memory can serve (fresh,
+    /// or within stale-while-revalidate, then refreshed), the others through the resolver (in
+    /// order, or in the background until the need's wait ends).
+    @usableFromInline
+    func meet(_ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim) async -> [Resolution] {
+        var resolutions = [Resolution](repeating: .pending, count: need.resources.count)
+        var missing: [Int] = []
+        for (index, entry) in found.enumerated() {
+            if let entry, let outcome = entry.servedOutcome(at: now) {
+                resolutions[index] = .entry(entry, outcome)
+                served(need.resources[index], resolutions[index], claim: claim)
+            } else {
+                missing.append(index)
+            }
+        }
+        guard let wait = need.wait else {
+            for index in missing {
+                let resolution = await resolver.resolve(
+                    need.resources[index], cached: found[index], claim: claim, onPlaced: nil)
+                resolutions[index] = resolution
+                if case .entry = resolution { continue }
+                break  // The rest stay pending: the pipeline stops at this failure.
+            }
+            return resolutions
+        }
+        let wanted = missing.map { (need.resources[$0], found[$0]) }
+        for (index, resolution) in await fill(wanted, until: now + wait, claim: claim) {
+            resolutions[missing[index]] = resolution
+        }
+        return resolutions
+    }
+
+    /// Starts a background resolution for each of `wanted` (joining any already running), and
+    /// waits for them until `deadline`, and past it until each has its place with the upstream
+    /// (see `FillCollector`). Returns what arrived, by index into `wanted`: a fetch the client had
+    /// no room for arrives as its refusal. A client has at most the pacer's `clientLimit`
+    /// background fetches under way, so that no flood of batches takes the tasks another client's
+    /// page needs; those past its bound are refused at once.
+    private func fill(
+        _ wanted: [(MetResource, CacheEntry?)], until deadline: Double, claim: UpstreamClaim
+    ) async -> [Int: Resolution] {
+        // For each wanted resource: started (true), refused for the client's share (false), or
+        // left pending (absent) when the total is at its bound.
+        let decisions = backgroundFills.withLock { running -> [Int: Bool] in
+            var decisions: [Int: Bool] = [:]
+            var keys = running.byClient[claim.client] ?? [:]
+            for (index, (resource, _)) in wanted.enumerated() where running.total < Self.maxBackgroundFills {
+                let key = resource.cacheKey
+                if claim.client != nil, keys[key] == nil, keys.count >= pacer.clientLimit {
+                    decisions[index] = false
+                    continue
+                }
+                keys[key, default: 0] += 1
+                running.total += 1
+                decisions[index] = true
+            }
+            running.byClient[claim.client] = keys.isEmpty ? nil : keys
+            return decisions
+        }
+        var results: [Int: Resolution] = [:]
+        if decisions.values.contains(false) {
+            let refusal = Resolution.failed(.clientQueueFull(retryAfter: pacer.retryAfter(for: claim.client)))
+            for (index, started) in decisions where !started { results[index] = refusal }
+        }
+        if decisions.count < wanted.count {
+            logger.warning("\(wanted.count - decisions.count) fetch(es) left pending: too many background fetches")
+        }
+        let started = decisions.filter(\.value).keys.sorted()
+        guard !started.isEmpty else { return results }
+        let collector = FillCollector(expected: started.count)
+        for (slot, index) in started.enumerated() {
+            let (resource, cached) = wanted[index]
+            // Unstructured on purpose: the fetch must outlive this request (its deadline, or its
+            // client leaving) so that the cache fills for the next identical request.
+            Task {
+                let resolution = await self.resolver.resolve(
+                    resource, cached: cached, claim: claim, onPlaced: { collector.place(slot) })
+                self.backgroundFills.withLock { running in
+                    running.total -= 1
+                    let key = resource.cacheKey
+                    let left = running.byClient[claim.client]?[key].map { $0 - 1 } ?? 0
+                    running.byClient[claim.client]?[key] = left > 0 ? left : nil
+                    if running.byClient[claim.client]?.isEmpty == true { running.byClient[claim.client] = nil }
+                }
+                collector.deliver(slot, resolution)
+            }
+        }
+        await collector.wait(until: deadline, time: time)
+        for (slot, resolution) in collector.results { results[started[slot]] = resolution }
+        return results
+    }
+}
