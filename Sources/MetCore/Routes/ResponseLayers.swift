@@ -24,17 +24,17 @@ struct ResponseLayers: Sendable {
     let layers: [any ResponseLayer]
 
     /// `answer` through every layer.
-    func wrap(_ answer: Answer, _ context: ResponseContext) -> Answer {
-        switch answer {
+    func wrap(_ answer: consuming Answer, _ context: ResponseContext) -> Answer {
+        switch consume answer {
         case .ready(let response): .ready(finish(response, context))
         case .suspended(let suspension): .suspended(suspension.map { [self] in finish($0, context) })
         }
     }
 
     /// `response` through every layer.
-    func finish(_ response: Response, _ context: ResponseContext) -> Response {
-        var response = response
-        for layer in layers { layer.finish(&response, context) }
+    func finish(_ response: consuming Response, _ context: ResponseContext) -> Response {
+        // By index: a `for … in` would copy each layer out of the array first.
+        for index in layers.indices { layers[index].finish(&response, context) }
         return response
     }
 }

@@ -84,7 +84,7 @@ struct RouteTable: Sendable {
         var target = try RequestTarget(parsing: request.target)
         // A cache-buster (`_=1733040000000`, jQuery's `cache: false` and others) means nothing
         // here: every route ignores it, and it is no part of any key.
-        target.query.removeAll { $0.name == "_" }
+        if target.query.contains(where: { $0.name == "_" }) { target.query.removeAll { $0.name == "_" } }
         guard let (entry, segment) = match(target.path) else {
             throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
         }
