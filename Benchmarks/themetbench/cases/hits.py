@@ -1,6 +1,7 @@
 """Cache hits with wrk, themet and nginx interleaved round after round; medians in one table."""
 
 import statistics
+from collections.abc import Callable
 
 from ..report import Table
 from ..workload import HOT_ID, LOOPS, REPO, SEARCH_PATH, SPREAD_IDS, WIDGET_PATH
@@ -52,6 +53,13 @@ def benchmark_hits(servers: dict[str, int], pids: dict[str, list[int]], connecti
     return results
 
 
+def paired_ratio(pairs: list[tuple[WrkResult, WrkResult]], figure: Callable[[WrkResult], float]) -> str:
+    """The median over the rounds of one round's `figure` for themet over the same round's for the
+    reference: steadier on a noisy machine than the ratio of the two medians."""
+    ratios = [figure(ours) / figure(theirs) for ours, theirs in pairs if figure(theirs)]
+    return f"{statistics.median(ratios):.2f}" if ratios else "n/a"
+
+
 def hits_table(results: dict[tuple[str, int, str], list[WrkResult]], connections: list[int],
                rounds: int, duration: int, reference: str = "nginx") -> Table:
     """Medians over the rounds, one row per case, connection count and server; the ratios compare
@@ -74,14 +82,17 @@ def hits_table(results: dict[tuple[str, int, str], list[WrkResult]], connections
             for server, (rps, p50, p99, cpu, errors) in medians.items():
                 ratio = p99_ratio = cpu_ratio = "n/a" if reference not in medians else ""
                 if server == "themet" and reference in medians:
-                    ratio = f"{rps / medians[reference][0]:.2f}"
-                    p99_ratio = f"{p99 / medians[reference][2]:.2f}"
-                    cpu_ratio = f"{cpu / medians[reference][3]:.2f}"
+                    pairs = list(zip(results[(case.name, conns, "themet")], results[(case.name, conns, reference)]))
+                    ratio = paired_ratio(pairs, lambda r: r.requests_per_second)
+                    p99_ratio = paired_ratio(pairs, lambda r: r.p99_ms)
+                    cpu_ratio = paired_ratio(pairs, lambda r: r.server_cpu_us)
                 table.rows.append([case.name, str(conns), server, f"{rps:,.0f}", f"{p50:.2f}", f"{p99:.2f}",
                                    f"{cpu:.1f}", ratio, p99_ratio, cpu_ratio,
                                    str(errors) if not errors else f"{errors} !!!"])
     table.notes.append("ratios: above 1 means themet serves more requests per second (req/s), or has the "
-                       "slower tail (p99) or the costlier request (CPU)"
+                       "slower tail (p99) or the costlier request (CPU); each is the median of the rounds' own "
+                       "ratios (the two servers' runs of one round are seconds apart, so a slow spell of the "
+                       "machine weighs on both)"
                        + ("; search and widget are themet's own routes, nginx has no equivalent"
                           if reference == "nginx" else ""))
     table.notes.append("CPU us/req: the server's user + system CPU time during the run (every thread; "
