@@ -1,9 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// One set of compiler settings for every Swift target: Swift 6 language mode (strict concurrency).
+/// One set of compiler settings for every Swift target: Swift 6 language mode (strict concurrency),
+/// and in release builds cross-module optimization: the engine's, the loop's and the grammar's
+/// small functions and generics are then inlined and specialized in the product's modules that
+/// call them on every request, as they were when all of it was one module.
 let swiftSettings: [SwiftSetting] = [
-    .swiftLanguageMode(.v6)
+    .swiftLanguageMode(.v6),
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(
