@@ -138,9 +138,7 @@ final class HTTPLoop: @unchecked Sendable {
             uptime: DispatchTime.now().uptimeNanoseconds, time: cachedNow,
             requestID: requestIDs.id(given: connection.peer.isLoopback ? head.field(named: "X-Request-Id") : nil))
         outstanding.add(1, ordering: .relaxed)
-        var request = head.request(body: body, peer: connection.peer)
-        request.requestID = started.requestID
-        switch responder.respond(to: request) {
+        switch responder.respond(to: head.request(body: body, peer: connection.peer, requestID: started.requestID)) {
         case .ready(let response):
             reply(response, to: head, on: connection, started: started, suspended: false)
         case .suspended(let rest):

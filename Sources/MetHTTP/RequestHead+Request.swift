@@ -3,13 +3,12 @@ import HTTPWire
 import MetEngine
 
 extension RequestHead {
-    /// The request the core sees: this head's method, target and fields, with `body`, from `peer`.
-    func request(body: [UInt8], peer: RequestPeer) -> Request {
+    /// The request the core sees: this head's method, target and fields, with `body`, from `peer`,
+    /// known as `requestID`.
+    func request(body: [UInt8], peer: RequestPeer, requestID: String? = nil) -> Request {
         var headers = HTTPFields(capacity: fields.count)
         for field in fields { headers.append(field.name, field.value) }
-        var request = Request(method: method, target: target, headers: headers, body: body)
-        request.peer = peer
-        return request
+        return Request(method: method, target: target, headers: headers, body: body, peer: peer, requestID: requestID)
     }
 
     /// The first value of the field `name` (case-insensitive), or nil.

@@ -88,15 +88,15 @@ public final class MetService: Responder {
             detailURL: configuration.presentation.detailURL, publicURL: configuration.presentation.publicURL)
     }
 
-    public func respond(to request: Request) -> Answer {
+    public func respond(to request: consuming Request) -> Answer {
         let forwarded = forwardedClient(of: request)
         let claim = UpstreamClaim(client: forwarded?.fairnessKey ?? request.peer.text, priority: .foreground)
+        let requestID = request.requestID
+        let headers = request.headers
         let (answer, label) = routes.answer(request, services: services, claim: claim, forwarded: forwarded)
         return layers.wrap(
             answer,
-            ResponseContext(
-                requestID: request.requestID, headers: request.headers, route: label, clientAddress: forwarded?.address)
-        )
+            ResponseContext(requestID: requestID, headers: headers, route: label, clientAddress: forwarded?.address))
     }
 
     /// The client behind a trusted proxy that sent `request`, as its forwarding field says; nil

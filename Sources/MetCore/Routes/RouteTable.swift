@@ -24,13 +24,30 @@ struct RouteTable: Sendable {
     let limits: RequestLimits
     /// Index into `entries` of each exact path.
     private let exact: [String: Int]
-    /// The segment patterns, in table order.
-    private let segments: [(entry: Int, prefix: String, suffix: String)]
+    /// The segment patterns, in table order, as UTF-8 bytes.
+    private let segments: [SegmentPattern]
+
+    /// `prefix{segment}suffix` of the entry at index `entry`.
+    private struct SegmentPattern {
+        let entry: Int
+        let prefix: [UInt8]
+        let suffix: [UInt8]
+
+        /// The `{segment}` of a path's UTF-8 `bytes`: non-empty, without `/`; nil when they do not match.
+        func segment(of bytes: UnsafeBufferPointer<UInt8>) -> String? {
+            guard bytes.count > prefix.count + suffix.count, bytes.prefix(prefix.count).elementsEqual(prefix),
+                bytes.suffix(suffix.count).elementsEqual(suffix)
+            else { return nil }
+            let segment = UnsafeBufferPointer(rebasing: bytes[prefix.count..<(bytes.count - suffix.count)])
+            guard !segment.contains(UInt8(ascii: "/")) else { return nil }
+            return String(decoding: segment, as: UTF8.self)
+        }
+    }
 
     init(limits: RequestLimits) {
         self.limits = limits
         var exact: [String: Int] = [:]
-        var segments: [(entry: Int, prefix: String, suffix: String)] = []
+        var segments: [SegmentPattern] = []
         for (index, entry) in Self.entries.enumerated() {
             switch entry.paths {
             case .exact(let paths):
@@ -38,22 +55,25 @@ struct RouteTable: Sendable {
                     precondition(exact.updateValue(index, forKey: path) == nil, "\(path) is declared twice")
                 }
             case .segment(let prefix, let suffix):
-                segments.append((index, prefix, suffix))
+                segments.append(SegmentPattern(entry: index, prefix: Array(prefix.utf8), suffix: Array(suffix.utf8)))
             }
         }
         self.exact = exact
         self.segments = segments
     }
 
-    /// The route `path` matches, with its segment (empty for an exact path); nil for none.
-    func match(_ path: String) -> (entry: RouteEntry, segment: String)? {
-        if let index = exact[path] { return (Self.entries[index], "") }
-        for pattern in segments {
-            if let segment = Self.segment(of: path, prefix: pattern.prefix, suffix: pattern.suffix) {
-                return (Self.entries[pattern.entry], segment)
+    /// The index in `entries` of the route `path` matches, with its segment (empty for an exact
+    /// path); nil for none.
+    func match(_ path: String) -> (entry: Int, segment: String)? {
+        if let index = exact[path] { return (index, "") }
+        var path = path
+        path.makeContiguousUTF8()
+        return path.utf8.withContiguousStorageIfAvailable { bytes in
+            for index in segments.indices {
+                if let segment = segments[index].segment(of: bytes) { return (segments[index].entry, segment) }
             }
-        }
-        return nil
+            return nil
+        } ?? nil
     }
 
     /// The answer to `request`, with how `/metrics` labels its route (`.none` when no route
@@ -63,21 +83,21 @@ struct RouteTable: Sendable {
     /// - Parameters:
     ///   - claim: whose request it is, for the pacer.
     ///   - forwarded: the client behind a trusted proxy, if any.
+    ///   - request: moved into the route's `RouteRequest`, not copied.
     func answer(
-        _ request: Request, services: RouteServices, claim: UpstreamClaim, forwarded: RequestClient?
+        _ request: consuming Request, services: RouteServices, claim: UpstreamClaim, forwarded: RequestClient?
     ) -> (Answer, MetricRoute) {
         var label = MetricRoute.none
+        let isMirror = MetDialect.isMirror(request.target)
         do {
             return (try routed(request, services, claim, forwarded, label: &label), label)
         } catch {
-            return (
-                .ready(MetDialect.isMirror(request.target) ? MetDialect.response(for: error) : error.response), label
-            )
+            return (.ready(isMirror ? MetDialect.response(for: error) : error.response), label)
         }
     }
 
     private func routed(
-        _ request: Request, _ services: RouteServices, _ claim: UpstreamClaim, _ forwarded: RequestClient?,
+        _ request: consuming Request, _ services: RouteServices, _ claim: UpstreamClaim, _ forwarded: RequestClient?,
         label: inout MetricRoute
     ) throws(Problem) -> Answer {
         try checkLimits(request)
@@ -85,9 +105,10 @@ struct RouteTable: Sendable {
         // A cache-buster (`_=1733040000000`, jQuery's `cache: false` and others) means nothing
         // here: every route ignores it, and it is no part of any key.
         if target.query.contains(where: { $0.name == "_" }) { target.query.removeAll { $0.name == "_" } }
-        guard let (entry, segment) = match(target.path) else {
+        guard let (index, segment) = match(target.path) else {
             throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
         }
+        let entry = Self.entries[index]
         label = entry.label
         guard entry.methods.allows(request.method) else {
             if request.method == "OPTIONS" {
@@ -117,16 +138,4 @@ struct RouteTable: Sendable {
         }
     }
 
-    /// The `{segment}` of `prefix{segment}suffix`, matched on bytes: non-empty, without `/`.
-    private static func segment(of path: String, prefix: String, suffix: String) -> String? {
-        let bytes = path.utf8
-        guard bytes.count > prefix.utf8.count + suffix.utf8.count, bytes.starts(with: prefix.utf8) else { return nil }
-        var segment = bytes.dropFirst(prefix.utf8.count)
-        if !suffix.isEmpty {
-            guard segment.reversed().starts(with: suffix.utf8.reversed()) else { return nil }
-            segment = segment.dropLast(suffix.utf8.count)
-        }
-        guard !segment.contains(UInt8(ascii: "/")) else { return nil }
-        return String(Substring(segment))
-    }
 }

@@ -17,11 +17,16 @@ public struct Request: Sendable {
     /// carry it as `requestId`. Nil for requests made in process (the CLI, tests).
     public var requestID: String?
 
-    public init(method: String = "GET", target: String, headers: HTTPFields = HTTPFields(), body: [UInt8] = []) {
+    public init(
+        method: String = "GET", target: String, headers: HTTPFields = HTTPFields(), body: [UInt8] = [],
+        peer: RequestPeer = .unknown, requestID: String? = nil
+    ) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
+        self.peer = peer
+        self.requestID = requestID
     }
 
     /// A GET request for `target`, for tests and the CLI.

@@ -7,8 +7,9 @@ public protocol Responder: Sendable {
     /// Decides `request` as far as it can without waiting.
     ///
     /// Called on a libevent loop thread: must not block, sleep or do upstream I/O, and starts
-    /// nothing: a suspended answer that is never run has no effect.
-    func respond(to request: Request) -> Answer
+    /// nothing: a suspended answer that is never run has no effect. `request` is handed over
+    /// (`consuming`): a responder may keep it without copying it.
+    func respond(to request: consuming Request) -> Answer
 
     /// Told by the HTTP layer that `response` was written, `seconds` after its request was read
     /// (or that the HTTP layer itself answered a request it could not read). On the loop thread:
