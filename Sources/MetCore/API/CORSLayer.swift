@@ -40,11 +40,16 @@ struct CORSLayer: ResponseLayer {
             response = derived
             return
         }
+        // Changed as a local copy, then stored once: each change through `response.headers`, an
+        // observed property of another module, would copy every field line.
+        var headers = response.headers
+        headers.reserveCapacity(headers.count + 3)
         if let allowed {
-            response.headers.append("Access-Control-Allow-Origin", allowed)
-            response.headers.append("Access-Control-Expose-Headers", Self.exposedHeaders)
+            headers.append("Access-Control-Allow-Origin", allowed)
+            headers.append("Access-Control-Expose-Headers", Self.exposedHeaders)
         }
-        if case .origins = policy { Self.addVary("Origin", to: &response.headers) }
+        if case .origins = policy { Self.addVary("Origin", to: &headers) }
+        response.headers = headers
         if let shared {
             response.shared = SharedResponse()
             let derived = response

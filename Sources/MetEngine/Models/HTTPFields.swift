@@ -41,6 +41,12 @@ public struct HTTPFields: Sendable, Equatable, Sequence, ExpressibleByDictionary
         fields.lazy.filter { Grammar.equalsIgnoringCase($0.name.utf8, name.utf8) }.map(\.value)
     }
 
+    /// Makes room for `count` field lines in all, so that appending up to that many copies the
+    /// lines at most once (when they are shared with another value).
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Appends a field line, keeping any existing ones with the same name.
     public mutating func append(_ name: String, _ value: String) {
         fields.append(Field(name: name, value: value))
