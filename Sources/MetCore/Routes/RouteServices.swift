@@ -52,7 +52,7 @@ final class RouteServices: Sendable {
     }
 
     /// Runs `pipeline` for `request` (see `PipelineDriver.start`).
-    func start(_ pipeline: some Pipeline, for request: RouteRequest) -> Answer {
+    func start(_ pipeline: consuming some Pipeline, for request: RouteRequest) -> Answer {
         driver.start(pipeline, claim: request.claim)
     }
 }

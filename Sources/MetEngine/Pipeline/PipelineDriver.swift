@@ -49,8 +49,7 @@ public final class PipelineDriver: Sendable {
     /// Unspecialized, every step went through witness tables and boxed copies, and a memory hit
     /// cost up to a fifth more CPU. The work that is not the loop's stays behind it, here.
     @inlinable
-    public func start<P: Pipeline>(_ pipeline: P, claim: UpstreamClaim) -> Answer {
-        var pipeline = pipeline
+    public func start<P: Pipeline>(_ pipeline: consuming P, claim: UpstreamClaim) -> Answer {
         var resolutions: [Resolution] = []
         // One reading of the clock: every step here runs within microseconds.
         let now = time.now()
