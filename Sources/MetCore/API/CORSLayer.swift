@@ -40,9 +40,11 @@ struct CORSLayer: ResponseLayer {
             response = derived
             return
         }
-        // Changed as a local copy, then stored once: each change through `response.headers`, an
-        // observed property of another module, would copy every field line.
+        // Taken out, changed and stored once: each change through `response.headers`, an observed
+        // property of another module, would copy every field line, and a copy left in `response`
+        // would make even an unshared response's lines copied on the first append.
         var headers = response.headers
+        response.headers = HTTPFields()
         headers.reserveCapacity(headers.count + 3)
         if let allowed {
             headers.append("Access-Control-Allow-Origin", allowed)
