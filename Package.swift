@@ -26,9 +26,16 @@ let package = Package(
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // HMAC-SHA256 from OpenSSL's libcrypto, which signs what a group's instances write to Redis.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // libvips: decoding, resizing and encoding images (the IIIF Image API, the fixture art).
+        // No pkgConfig: its flags carry -pthread, which SwiftPM refuses; the shim declares what it uses.
+        .systemLibrary(name: "CVips", providers: [.apt(["libvips-dev"])]),
         // The one event-loop type: a libevent base on a named thread, jobs from any thread, timers,
         // an orderly stop. The HTTP loops, the curl loop and the Redis link are built on it.
         .target(name: "EventLoops", dependencies: ["CLibevent"], swiftSettings: swiftSettings),
+        // What an image file's first bytes say: its format and pixel size, read without decoding.
+        .target(name: "ImageHeaders", swiftSettings: swiftSettings),
+        // Images through libvips: made, resized and encoded off the loop threads.
+        .target(name: "MetImaging", dependencies: ["CVips", "ImageHeaders"], swiftSettings: swiftSettings),
         // The byte rules (tokens, unreserved, hex digits) the core and the HTTP reader share.
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
         // The HTTP/1.1 reader (RFC 9112, strict) with its own error type; knows no core type.
@@ -51,7 +58,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The fake Met: met-fixture-server, the tests and the offline `--upstream DIR` mode.
-        .target(name: "MetFixtures", dependencies: ["MetEngine", "MetCore"], swiftSettings: swiftSettings),
+        .target(
+            name: "MetFixtures", dependencies: ["MetEngine", "MetCore", "MetImaging"], swiftSettings: swiftSettings),
         // gzip over zlib, for the cached entries' compressed copies.
         .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         // The event loops (libevent): connections, the reader's errors as problem documents, the
@@ -86,6 +94,8 @@ let package = Package(
         // blocking socket calls kept off the cooperative pool.
         .target(name: "TestKit", dependencies: ["MetEngine"], path: "Tests/TestKit", swiftSettings: swiftSettings),
         .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "HTTPGrammar"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ImageHeadersTests", dependencies: ["ImageHeaders", "MetImaging"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MetHTTPTests",
             dependencies: ["MetHTTP", "MetEngine", "HTTPWire", "EventLoops", "TestKit"],

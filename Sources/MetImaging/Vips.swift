@@ -1,0 +1,40 @@
+import CVips
+import Synchronization
+
+/// libvips, started once per process. Every `Picture` operation starts it first; after that,
+/// libvips is safe from any thread (each operation builds its own pipeline).
+public enum Vips {
+    private static let started = Mutex<Bool?>(nil)
+
+    /// Starts libvips the first time (`vips_init`); later calls return at once. False when it
+    /// could not start.
+    static func start() -> Bool {
+        started.withLock { state in
+            if let state { return state }
+            let ok = vips_init("themet") == 0
+            if ok {
+                // A decode never reads past what the file holds, and operations never cache
+                // whole results: the image tier keeps what should be kept.
+                vips_cache_set_max(0)
+            }
+            state = ok
+            return ok
+        }
+    }
+
+    /// libvips's message about the latest failure on this thread, cleared once read.
+    static func lastError(_ operation: String) -> VipsError {
+        let text = String(String(cString: vips_error_buffer()).reversed().drop(while: \.isNewline).reversed())
+        vips_error_clear()
+        return VipsError(operation: operation, message: text)
+    }
+}
+
+/// A libvips operation that failed, with libvips's own words.
+public struct VipsError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The operation, as libvips names it (`jpegsave_buffer`).
+    public let operation: String
+    public let message: String
+
+    public var description: String { "vips \(operation): \(message.isEmpty ? "failed" : message)" }
+}
