@@ -59,7 +59,8 @@ let package = Package(
         ),
         // The fake Met: met-fixture-server, the tests and the offline `--upstream DIR` mode.
         .target(
-            name: "MetFixtures", dependencies: ["MetEngine", "MetCore", "MetImaging"], swiftSettings: swiftSettings),
+            name: "MetFixtures", dependencies: ["MetEngine", "MetCore", "MetImaging", "HTTPWire"],
+            swiftSettings: swiftSettings),
         // gzip over zlib, for the cached entries' compressed copies.
         .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         // The event loops (libevent): connections, the reader's errors as problem documents, the
@@ -101,7 +102,8 @@ let package = Package(
             dependencies: ["MetHTTP", "MetEngine", "HTTPWire", "EventLoops", "TestKit"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "MetCoreTests", dependencies: ["MetCore", "MetEngine", "MetFixtures", "HTTPGrammar", "TestKit"],
+            name: "MetCoreTests",
+            dependencies: ["MetCore", "MetEngine", "MetFixtures", "HTTPGrammar", "ImageHeaders", "TestKit"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MetDiskTests", dependencies: ["MetDisk", "MetEngine", "CSQLite", "TestKit"],

@@ -20,6 +20,7 @@ int vips_sines(VipsImage **out, int width, int height, ...);
 int vips_gaussnoise(VipsImage **out, int width, int height, ...);
 int vips_linear1(VipsImage *in, VipsImage **out, double a, double b, ...);
 int vips_add(VipsImage *left, VipsImage *right, VipsImage **out, ...);
+int vips_multiply(VipsImage *left, VipsImage *right, VipsImage **out, ...);
 int vips_cast_uchar(VipsImage *in, VipsImage **out, ...);
 int vips_bandjoin(VipsImage **in, VipsImage **out, int n, ...);
 int vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
@@ -47,6 +48,10 @@ static inline int cvips_linear1(VipsImage *in, VipsImage **out, double scale, do
 
 static inline int cvips_add(VipsImage *left, VipsImage *right, VipsImage **out) {
     return vips_add(left, right, out, NULL);
+}
+
+static inline int cvips_multiply(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_multiply(left, right, out, NULL);
 }
 
 static inline int cvips_cast_uchar(VipsImage *in, VipsImage **out) {

@@ -6,7 +6,8 @@ import MetEngine
 /// API's transport habits (chunked, gzip on request, Imperva cookies and headers, no caching
 /// headers), and can misbehave on purpose: added latency, random 503s, the firewall's 403 block
 /// after a burst (docs/MET-API.md §1, §6), and either generation of search missing
-/// (docs/MET-API.md §5.1). `met-fixture-server` serves it over HTTP.
+/// (docs/MET-API.md §5.1). It is the image host too: the pictures its records name, under
+/// `/CRDImages/` (`FixtureImages`). `met-fixture-server` serves it over HTTP.
 ///
 /// Every request except `GET /__stats` and `POST /__change` is counted; `/__stats` reports the
 /// counts as JSON, and `/__change` marks records changed (`FakeMet+Changes.swift`).
@@ -66,6 +67,8 @@ public final class FakeMet: Responder {
 
     /// Where the answers come from.
     public let archive: FixtureArchive
+    /// The image host's pictures for the archive's records.
+    public let images: FixtureImages
     /// The misbehaviour settings, fixed for the fake's lifetime.
     public let options: Options
     private let time: any TimeSource
@@ -94,6 +97,7 @@ public final class FakeMet: Responder {
         compress: @escaping @Sendable ([UInt8]) -> [UInt8]
     ) {
         self.archive = archive
+        images = FixtureImages(archive: archive)
         self.options = options
         self.time = time
         self.compress = compress
@@ -115,18 +119,26 @@ public final class FakeMet: Responder {
     /// otherwise suspends for `options.latency` seconds (cut short if the task is cancelled), then
     /// answers. Runs on a loop thread: a search over many synthetic records costs milliseconds of
     /// CPU here.
+    ///
+    /// Pictures (`/CRDImages/…`) are always answered in a task: the first request for one makes it.
     public func respond(to request: Request) -> Answer {
-        guard options.latency > 0 && !Self.isStats(request) && !Self.isChange(request) else {
+        let isImage = request.target.hasPrefix(Self.imagePrefix)
+        guard options.latency > 0 || isImage, !Self.isStats(request), !Self.isChange(request) else {
             return .ready(answer(request))
         }
         return .suspended(
             Suspension { [self] in
-                state.withLock { $0.waiting += 1 }
-                try? await Task.sleep(for: .seconds(options.latency))
-                state.withLock { $0.waiting -= 1 }
+                if options.latency > 0 {
+                    state.withLock { $0.waiting += 1 }
+                    try? await Task.sleep(for: .seconds(options.latency))
+                    state.withLock { $0.waiting -= 1 }
+                }
                 return answer(request)
             })
     }
+
+    /// Where the image host's paths begin.
+    static let imagePrefix = "/CRDImages/"
 
     // MARK: Answering
 
@@ -168,6 +180,8 @@ public final class FakeMet: Responder {
         switch request.method {
         case "GET":
             break
+        case "HEAD" where path.hasPrefix(Self.imagePrefix):
+            break  // the image host answers HEAD; the API answers 405
         case "OPTIONS":
             // A CORS preflight, as the Met answers it.
             var extra = HTTPFields()
@@ -182,6 +196,9 @@ public final class FakeMet: Responder {
             let reply = UpstreamReply(
                 status: 400, contentType: FixtureArchive.contentType, body: Array(#"{"message":"Bad Request"}"#.utf8))
             return decorate(reply, request: request, serial: serial)
+        }
+        if target.path.hasPrefix(Self.imagePrefix) {
+            return imageResponse(target, request: request, serial: serial)
         }
         if let refusal = searchRefusal(path: target.path) {
             return decorate(refusal, request: request, serial: serial)
@@ -254,6 +271,48 @@ public final class FakeMet: Responder {
         headers.append("Vary", "Origin")
         headers.append("Access-Control-Allow-Origin", "*")
         for field in extra { headers.append(field.name, field.value) }
+        appendFirewallFields(to: &headers, serial: serial)
+        var response = Response(status: status, headers: headers, body: body)
+        response.isChunked = true
+        return response
+    }
+
+    /// A picture as the image host sends it (docs/MET-API.md §1, §7): its length, its lifetime and
+    /// validators, a 304 for a matching `If-None-Match` (or, without one, an `If-Modified-Since`
+    /// equal to its `Last-Modified`), no CORS, no gzip; a 404 page for a path it does not hold, a 500 when
+    /// libvips fails.
+    private func imageResponse(_ target: RequestTarget, request: Request, serial: Int) -> Response {
+        var headers = HTTPFields()
+        let image: FixtureImages.Image
+        do {
+            guard let found = try images.image(at: target.path) else {
+                headers.append("Content-Type", "text/html")
+                appendFirewallFields(to: &headers, serial: serial)
+                return Response(status: 404, headers: headers, body: Array("<html><body>Not Found</body></html>".utf8))
+            }
+            image = found
+        } catch {
+            headers.append("Content-Type", "text/plain")
+            return Response(status: 500, headers: headers, body: Array("\(error)".utf8))
+        }
+        headers.append("Cache-Control", "max-age=\(FixtureImages.maxAge)")
+        headers.append("ETag", image.etag)
+        headers.append("Last-Modified", image.lastModified)
+        headers.append("Accept-Ranges", "bytes")
+        appendFirewallFields(to: &headers, serial: serial)
+        let unchanged: Bool
+        if let tags = request.headers["If-None-Match"] {
+            unchanged = ETag.ifNoneMatch(tags, matches: image.etag)
+        } else {
+            unchanged = request.headers["If-Modified-Since"] == image.lastModified
+        }
+        if unchanged { return Response(status: 304, headers: headers) }
+        headers.append("Content-Type", image.contentType)
+        return Response(status: 200, headers: headers, body: image.bytes)
+    }
+
+    /// The Imperva cookies and fields every answer of both hosts carries.
+    private func appendFirewallFields(to headers: inout HTTPFields, serial: Int) {
         headers.append(
             "Set-Cookie",
             "visid_incap_\(Self.siteID)=\(Self.token(options.seed, serial)); "
@@ -264,9 +323,6 @@ public final class FakeMet: Responder {
                 + "Domain=.metmuseum.org")
         headers.append("X-CDN", "Imperva")
         headers.append("X-Iinfo", "14-\(serial)-0 0NNN RT(0 0) q(0 -1 -1 -1) r(0 -1)")
-        var response = Response(status: status, headers: headers, body: body)
-        response.isChunked = true
-        return response
     }
 
     /// `{"total":N,"waiting":W,"blocked":B,"failed":F,"paths":{…},"arrivals":[…]}`, paths sorted.

@@ -38,6 +38,8 @@ public final class FixtureArchive: Sendable {
     /// What synthetic lists leave out, ascending: IDs with a fixture, and withdrawn IDs.
     private let notListedSynthetic: [Int]
     private let synthetic: SyntheticCatalog
+    /// The image host's paths (`/CRDImages/…`) that the fixture records name.
+    private let recordImages: Set<String>
 
     private static let v1 = "/public/collection/v1"
     /// The Met's v1 search path: every hit in one answer.
@@ -82,6 +84,7 @@ public final class FixtureArchive: Sendable {
 
         var objects: [Int: [UInt8]] = [:]
         var records: [FixtureRecord] = []
+        var recordImages: Set<String> = []
         let objectsPath = root + "/objects"
         for name in try Self.jsonFiles(in: objectsPath) {
             let path = objectsPath + "/" + name
@@ -94,11 +97,18 @@ public final class FixtureArchive: Sendable {
                 throw FixtureArchiveError.malformed(path: path, reason: "objectID is not \(id)")
             }
             objects[id] = bytes
+            let images = try Self.decode(ImageFields.self, from: bytes, path: path)
+            for url in [images.primaryImage, images.primaryImageSmall].compactMap({ $0 })
+                + (images.additionalImages ?? [])
+            where url.hasPrefix(Self.imageHost) {
+                recordImages.insert(String(url.dropFirst(Self.imageHost.count)))
+            }
             records.append(FixtureRecord(fields, id: id, departmentID: fields.department.flatMap { departmentIDs[$0] }))
         }
         records.sort { $0.attributes.id < $1.attributes.id }
         self.objects = objects
         self.records = records
+        self.recordImages = recordImages
         fixtureObjectIDs = records.map(\.attributes.id)
 
         var savedLists: [String: [UInt8]] = [:]
@@ -304,6 +314,25 @@ public final class FixtureArchive: Sendable {
         merged.append(contentsOf: first[i...])
         merged.append(contentsOf: second[j...])
         return merged
+    }
+
+    /// The image host's origin, as records name it.
+    static let imageHost = "https://images.metmuseum.org"
+
+    /// Whether the image host holds the picture at `path` (`/CRDImages/{code}/{rendition}/{file}`):
+    /// one a fixture or synthetic record names, or one of `FixtureImages.specimens`.
+    public func hasImage(_ path: String) -> Bool {
+        if recordImages.contains(path) || FixtureImages.specimens[path] != nil { return true }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[0].isEmpty, parts[1] == "CRDImages" else { return false }
+        return synthetic.hasImage(code: parts[2], rendition: parts[3], file: parts[4])
+    }
+
+    /// The image fields of a record.
+    private struct ImageFields: Decodable {
+        var primaryImage: String?
+        var primaryImageSmall: String?
+        var additionalImages: [String]?
     }
 
     private static func read(_ path: String) throws(FixtureArchiveError) -> [UInt8] {

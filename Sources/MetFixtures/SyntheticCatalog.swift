@@ -31,6 +31,23 @@ struct SyntheticCatalog: Sendable {
     /// Whether `id` is one of the synthetic IDs.
     func contains(_ id: Int) -> Bool { id >= 1 && id <= count }
 
+    // MARK: Images
+
+    /// Whether the image host holds `file` in `rendition` (`original` or `web-large`) of the
+    /// department whose image code is `code`: the pictures a synthetic record names
+    /// (`SYN{id}.jpg` in both renditions, `SYN{id}_{n}.jpg` among the originals).
+    func hasImage(code: Substring, rendition: Substring, file: Substring) -> Bool {
+        guard file.hasPrefix("SYN"), file.hasSuffix(".jpg") else { return false }
+        let name = file.dropFirst(3).dropLast(4)
+        let parts = name.split(separator: "_", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let id = Int(parts[0]), String(id) == parts[0], contains(id) else { return false }
+        let picks = Picks(id: id)
+        guard picks.isPublicDomain, Self.departments[picks.department].imageCode == code else { return false }
+        guard parts.count == 2 else { return rendition == "original" || rendition == "web-large" }
+        guard let view = Int(parts[1]), String(view) == parts[1] else { return false }
+        return rendition == "original" && (1...picks.additionalImages).contains(view)
+    }
+
     // MARK: Records
 
     /// The JSON record for `id`: minified, the 57 current-schema keys in the Met's order, about

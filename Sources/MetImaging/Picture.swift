@@ -68,6 +68,11 @@ extension Picture {
         try Self.make("add") { cvips_add(image, other.image, $0) }
     }
 
+    /// The pixel-wise product of two images of one size.
+    public func multiplying(_ other: Picture) throws(VipsError) -> Picture {
+        try Self.make("multiply") { cvips_multiply(image, other.image, $0) }
+    }
+
     /// Three one-band images as the bands of one 8-bit sRGB image (values clipped to 0…255).
     public static func rgb(_ red: Picture, _ green: Picture, _ blue: Picture) throws(VipsError) -> Picture {
         let joined = try make("bandjoin") { cvips_bandjoin3(red.image, green.image, blue.image, $0) }
