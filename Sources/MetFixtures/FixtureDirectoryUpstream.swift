@@ -15,7 +15,9 @@ public struct FixtureDirectoryUpstream: Upstream {
 
     public var location: String { "fixtures at \(directory)" }
 
-    public func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
+    public func get(
+        path: String, query: [RequestTarget.QueryItem], conditions: UpstreamValidators?
+    ) async throws(UpstreamError) -> UpstreamReply {
         if Task.isCancelled { throw .cancelled }
         return archive.answer(path: path, query: query)
     }

@@ -3,8 +3,10 @@ import MetEngine
 
 /// The shared tier over Redis (see `SharedTier`). Keys, all under the group's prefix:
 /// `entry:<cache key>` (an entry's record, expiring at its stale-until), `lock:<cache key>` (the
-/// fill lock, a random token, renewed by its holder), `budget` (the GCRA state), `breaker` (alive
-/// while the group's block lasts); the channel `events` carries `SharedNotice`s.
+/// fill lock, a random token, renewed by its holder), `budget` (the GCRA state of the API's
+/// budget), `breaker` (alive while the group's block of the API lasts), and `budget:<name>` and
+/// `breaker:<name>` for each other host's (the image host's); the channel `events` carries
+/// `SharedNotice`s.
 ///
 /// With the group's secret, every record and notice is signed (`GroupSeal`) and one whose signature
 /// does not verify is refused; without it, a record's checksum only catches damage, and whoever
@@ -66,6 +68,9 @@ public final class RedisTier: SharedTier {
     private let nextWaiter = Locked<UInt64>(0)
     private let handler = Locked<(@Sendable (SharedEvent) -> Void)?>(nil)
     private let locks = Locked(Locks())
+    /// The budgets whose breakers are read on each connection: the API's, and each one a token was
+    /// taken of.
+    private let budgets = Locked<Set<String>>([""])
     /// Records and notices refused since start-up.
     private let refusals = Locked(0)
 
@@ -218,21 +223,23 @@ public final class RedisTier: SharedTier {
         }
     }
 
-    public func takeToken(ratePerSecond: Double, burst: Int) async -> SharedToken {
+    public func takeToken(ratePerSecond: Double, burst: Int, budget: String) async -> SharedToken {
+        budgets.withLock { _ = $0.insert(budget) }
         let interval = Array(String(Int((1_000_000 / ratePerSecond).rounded())).utf8)
         let reply = await link.call(
             Self.eval(
-                RedisScripts.takeToken, keys: [Array((prefix + "budget").utf8)], [interval, Array(String(burst).utf8)]))
+                RedisScripts.takeToken, keys: [Array((prefix + Self.suffixed("budget", budget)).utf8)],
+                [interval, Array(String(burst).utf8)]))
         guard case .integer(let wait) = reply else { return .unavailable }
         return wait <= 0 ? .granted : .wait(seconds: Double(wait) / 1_000_000)
     }
 
-    public func announceBlock(for seconds: Double) {
+    public func announceBlock(for seconds: Double, budget: String) {
         let milliseconds = Int((seconds * 1_000).rounded(.up))
-        guard milliseconds > 0, let notice = sign(SharedNotice.block(seconds: seconds)) else { return }
+        guard milliseconds > 0, let notice = sign(SharedNotice.block(seconds: seconds, budget: budget)) else { return }
         link.send(
             Self.eval(
-                RedisScripts.block, keys: [Array((prefix + "breaker").utf8)],
+                RedisScripts.block, keys: [Array((prefix + Self.suffixed("breaker", budget)).utf8)],
                 [Array(String(milliseconds).utf8), channel, notice]))
     }
 
@@ -295,8 +302,8 @@ public final class RedisTier: SharedTier {
             }
         case .purge(let key):
             handler.withLock { $0 }?(.purged(key: key))
-        case .block(let seconds):
-            handler.withLock { $0 }?(.blocked(seconds: seconds))
+        case .block(let seconds, let budget):
+            handler.withLock { $0 }?(.blocked(seconds: seconds, budget: budget))
         case nil:
             break
         }
@@ -320,15 +327,26 @@ public final class RedisTier: SharedTier {
         waiter.resume(value)
     }
 
-    /// A block another instance announced while this one was away: what is left of the breaker's
-    /// life, on Redis's clock.
+    /// A block another instance announced while this one was away: what is left of each
+    /// breaker's life, on Redis's clock, for the API's and each budget this instance has used.
     private func readBreaker() {
-        Task {
-            guard case .integer(let milliseconds) = await link.call([Self.pttl, Array((prefix + "breaker").utf8)]),
-                milliseconds > 0
-            else { return }
-            handler.withLock { $0 }?(.blocked(seconds: Double(milliseconds) / 1_000))
+        for budget in budgets.withLock({ $0 }) {
+            Task {
+                guard
+                    case .integer(let milliseconds) = await link.call([
+                        Self.pttl, Array((prefix + Self.suffixed("breaker", budget)).utf8),
+                    ]),
+                    milliseconds > 0
+                else { return }
+                handler.withLock { $0 }?(.blocked(seconds: Double(milliseconds) / 1_000, budget: budget))
+            }
         }
+    }
+
+    /// A budget's or breaker's key: `name` for the API's (as before budgets had names),
+    /// `name:budget` for another host's.
+    static func suffixed(_ name: String, _ budget: String) -> String {
+        budget.isEmpty ? name : name + ":" + budget
     }
 
     /// `notice`'s payload, signed when the group has a secret; nil when signing failed.

@@ -8,16 +8,18 @@ enum SharedNotice: Sendable, Equatable {
     case fill(key: String, outcome: SharedFillOutcome)
     /// `key` was purged: `purge\n<key>`.
     case purge(key: String)
-    /// The firewall blocks the group for a number of seconds from the notice's arrival:
-    /// `pause\n<seconds>`. (Earlier versions sent `block\n<time>`, a time on the sender's clock;
-    /// that notice is ignored.)
-    case block(seconds: Double)
+    /// The firewall of one host blocks the group for a number of seconds from the notice's
+    /// arrival: `pause\n<seconds>` for the API, `pause\n<seconds>\n<budget>` for another host.
+    /// (Earlier versions sent `block\n<time>`, a time on the sender's clock; that notice is
+    /// ignored.)
+    case block(seconds: Double, budget: String)
 
     var payload: [UInt8] {
         switch self {
         case .fill(let key, let outcome): Array("fill\n\(Self.text(of: outcome))\n\(key)".utf8)
         case .purge(let key): Array("purge\n\(key)".utf8)
-        case .block(let seconds): Array("pause\n\(seconds)".utf8)
+        case .block(let seconds, let budget):
+            Array((budget.isEmpty ? "pause\n\(seconds)" : "pause\n\(seconds)\n\(budget)").utf8)
         }
     }
 
@@ -32,9 +34,11 @@ enum SharedNotice: Sendable, Equatable {
             let key = text.dropFirst("purge\n".count)
             guard !key.isEmpty else { return nil }
             self = .purge(key: String(key))
-        case ("pause", 2):
+        case ("pause", 2), ("pause", 3):
             guard let seconds = Double(fields[1]), seconds.isFinite, seconds > 0 else { return nil }
-            self = .block(seconds: seconds)
+            let budget = fields.count == 3 ? String(fields[2]) : ""
+            guard fields.count == 2 || !budget.isEmpty else { return nil }
+            self = .block(seconds: seconds, budget: budget)
         default:
             return nil
         }

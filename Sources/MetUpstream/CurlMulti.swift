@@ -18,6 +18,8 @@ final class CurlMulti: @unchecked Sendable {
     /// curl's wake-up (`CURLMOPT_TIMERFUNCTION`). Set once in `init`, before the loop starts.
     private var timer: LoopTimer!
     private let headers: UnsafeMutablePointer<curl_slist>
+    /// The lines of `headers`, for a transfer that sends more (a conditional request's).
+    private let headerLines: [String]
     private let settings: CurlTransfer.Settings
     /// Transfers in flight, by ID. Curl thread only.
     private var transfers: [UInt64: CurlTransfer] = [:]
@@ -37,6 +39,7 @@ final class CurlMulti: @unchecked Sendable {
         guard let list else { throw CurlError("curl_slist_append failed") }
         self.multi = multi
         self.headers = list
+        headerLines = headers
         self.settings = settings
         do {
             timer = try LoopTimer(on: loop) { [unowned self] in timerFired() }
@@ -56,14 +59,19 @@ final class CurlMulti: @unchecked Sendable {
     /// curl's global set-up, which is not thread-safe and so runs once, here.
     private static let globalSetUp: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
-    /// Starts `GET url` as transfer `id`; `continuation` gets its outcome exactly once. Any thread.
+    /// Starts `GET url` as transfer `id`, with `extraHeaders` (whole lines, such as
+    /// `If-None-Match: "abc"`) after the usual ones; `continuation` gets its outcome exactly once.
+    /// Any thread.
     func start(
-        id: UInt64, url: String, continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+        id: UInt64, url: String, extraHeaders: [String] = [],
+        continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
     ) {
         loop.execute { [self] in
+            let requestHeaders: CurlTransfer.Headers =
+                extraHeaders.isEmpty ? .shared(headers) : .own(headerLines + extraHeaders)
             guard
                 let transfer = CurlTransfer.make(
-                    id: id, url: url, settings: settings, headers: headers, continuation: continuation)
+                    id: id, url: url, settings: settings, headers: requestHeaders, continuation: continuation)
             else { return }
             guard curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
                 transfer.finish(CURLE_FAILED_INIT)

@@ -17,8 +17,18 @@ final class CurlTransfer {
         var maxBodyBytes: Int
     }
 
+    /// The request's header lines: the list every transfer shares (owned by `CurlMulti`), or a
+    /// list of this transfer's own, freed with it.
+    enum Headers {
+        case shared(UnsafeMutablePointer<curl_slist>)
+        case own([String])
+    }
+
     let id: UInt64
     let easy: UnsafeMutableRawPointer
+    /// The header list this transfer made for itself, freed in `complete`; nil when it uses the
+    /// shared one.
+    private var ownHeaders: UnsafeMutablePointer<curl_slist>?
     private let continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
     private let maxBodyBytes: Int
     private var body: [UInt8] = []
@@ -30,10 +40,10 @@ final class CurlTransfer {
     /// Creates the easy handle for `GET url` with every option set, or nil (after resuming the
     /// continuation with `.unreachable`) when curl refuses one.
     ///
-    /// - Parameter headers: the request header list, owned by the caller and alive as long as
-    ///   any transfer.
+    /// - Parameter headers: the request's header lines; a shared list is owned by the caller and
+    ///   alive as long as any transfer.
     static func make(
-        id: UInt64, url: String, settings: Settings, headers: UnsafeMutablePointer<curl_slist>,
+        id: UInt64, url: String, settings: Settings, headers: Headers,
         continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
     ) -> CurlTransfer? {
         guard let easy = curl_easy_init() else {
@@ -41,7 +51,19 @@ final class CurlTransfer {
             return nil
         }
         let transfer = CurlTransfer(id: id, easy: easy, settings: settings, continuation: continuation)
-        if let failure = transfer.configure(url: url, settings: settings, headers: headers) {
+        let list: UnsafeMutablePointer<curl_slist>?
+        switch headers {
+        case .shared(let shared):
+            list = shared
+        case .own(let lines):
+            for line in lines { transfer.ownHeaders = curl_slist_append(transfer.ownHeaders, line) }
+            list = transfer.ownHeaders
+        }
+        guard let list else {
+            transfer.complete(.failure(.unreachable("curl_slist_append failed")))
+            return nil
+        }
+        if let failure = transfer.configure(url: url, settings: settings, headers: list) {
             transfer.complete(.failure(.unreachable("curl refused \(failure)")))
             return nil
         }
@@ -149,7 +171,11 @@ final class CurlTransfer {
             var type: UnsafeMutablePointer<CChar>?
             _ = ccurl_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
             _ = ccurl_easy_get_string(easy, CURLINFO_CONTENT_TYPE, &type)
-            return .success(UpstreamReply(status: status, contentType: type.map { String(cString: $0) }, body: body))
+            return .success(
+                UpstreamReply(
+                    status: status, contentType: type.map { String(cString: $0) }, body: body,
+                    validators: UpstreamValidators(etag: header("ETag"), lastModified: header("Last-Modified")),
+                    cacheControl: header("Cache-Control")))
         case CURLE_OPERATION_TIMEDOUT:
             return .failure(.timeout)
         case CURLE_BAD_CONTENT_ENCODING, CURLE_WEIRD_SERVER_REPLY:
@@ -157,6 +183,16 @@ final class CurlTransfer {
         default:
             return .failure(.unreachable(description(of: code)))
         }
+    }
+
+    /// The value of the response's last field named `name` (of the last response, after any 1xx),
+    /// or nil when it sent none.
+    private func header(_ name: String) -> String? {
+        var field: UnsafeMutablePointer<curl_header>?
+        guard curl_easy_header(easy, name, 0, UInt32(CURLH_HEADER), -1, &field) == CURLHE_OK, let field,
+            let value = field.pointee.value
+        else { return nil }
+        return String(cString: value)
     }
 
     /// curl's error buffer when it has something, else its generic text for `code`.
@@ -167,6 +203,8 @@ final class CurlTransfer {
     /// Frees the handle and hands `result` to the waiting task. Exactly once per transfer.
     private func complete(_ result: Result<UpstreamReply, UpstreamError>) {
         curl_easy_cleanup(easy)
+        if let ownHeaders { curl_slist_free_all(ownHeaders) }
+        ownHeaders = nil
         errorText.deallocate()
         body = []
         continuation.resume(returning: result)

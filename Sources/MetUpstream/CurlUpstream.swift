@@ -23,25 +23,38 @@ public final class CurlUpstream: Upstream {
     ///   - timeout: seconds for one whole attempt, the body included.
     ///   - maxBodyBytes: the largest body accepted, as sent and after decoding; past it the
     ///     attempt fails with `.malformed` and what was received is released at once.
+    ///   - accept: the `Accept` field every request sends (`application/json` for the API,
+    ///     `image/*` for the image host).
     /// - Throws: `CurlError` when libcurl or its loop cannot be set up.
-    public init(origin: String, connectTimeout: Double, timeout: Double, maxBodyBytes: Int) throws(CurlError) {
+    public init(
+        origin: String, connectTimeout: Double, timeout: Double, maxBodyBytes: Int,
+        accept: String = "application/json"
+    ) throws(CurlError) {
         self.origin = origin
         multi = try CurlMulti(
             settings: CurlTransfer.Settings(
                 connectTimeoutMilliseconds: Self.milliseconds(connectTimeout),
                 totalTimeoutMilliseconds: Self.milliseconds(timeout), maxBodyBytes: maxBodyBytes),
-            headers: ["Accept: application/json"])
+            headers: ["Accept: \(accept)"])
     }
 
     public var location: String { origin }
 
-    public func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
+    public func get(
+        path: String, query: [RequestTarget.QueryItem], conditions: UpstreamValidators?
+    ) async throws(UpstreamError) -> UpstreamReply {
         let url = origin + UpstreamTarget.encode(path: path, query: query)
+        var extraHeaders: [String] = []
+        // Validators come from the upstream's own replies; one holding CR or LF is not sent.
+        if let etag = conditions?.etag, Self.isFieldValue(etag) { extraHeaders.append("If-None-Match: \(etag)") }
+        if let date = conditions?.lastModified, Self.isFieldValue(date) {
+            extraHeaders.append("If-Modified-Since: \(date)")
+        }
         let id = nextID.add(1, ordering: .relaxed).newValue
         let multi = self.multi
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                multi.start(id: id, url: url, continuation: continuation)
+                multi.start(id: id, url: url, extraHeaders: extraHeaders, continuation: continuation)
                 // Cancelled before the handler was installed: the handler's cancel would have
                 // run before the start above, found nothing and done nothing.
                 if Task.isCancelled { multi.cancel(id) }
@@ -50,6 +63,11 @@ public final class CurlUpstream: Upstream {
             multi.cancel(id)
         }
         return try result.get()
+    }
+
+    /// Whether `value` can be sent as a field value: no CR, LF or NUL, and not empty.
+    private static func isFieldValue(_ value: String) -> Bool {
+        !value.isEmpty && !value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }
     }
 
     /// Whole milliseconds, at least 1 (curl reads 0 as "no timeout").

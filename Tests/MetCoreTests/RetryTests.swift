@@ -180,7 +180,7 @@ struct RetryTests {
         let rig = RetryRig(attempts: 3) { $0.upstream.timeout = 5 }
         rig.upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
         rig.upstream.hold()
-        let fetch = Task { [client = rig.client] in await client.fetch(.object(id: 1)) }
+        let fetch = Task { [client = rig.client] in await client.fetch(MetResource.object(id: 1)) }
         await rig.upstream.waitForCalls(1)
         rig.time.advance(by: 5)
         await rig.upstream.waitForCancellations(1)
@@ -199,7 +199,7 @@ struct RetryTests {
         rig.upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
         rig.upstream.hold()
         let deadline = rig.time.now() + 3
-        let fetch = Task { [client = rig.client] in await client.fetch(.object(id: 1), deadline: deadline) }
+        let fetch = Task { [client = rig.client] in await client.fetch(MetResource.object(id: 1), deadline: deadline) }
         await rig.upstream.waitForCalls(1)
         rig.time.advance(by: 3)
         #expect(await fetch.value == .failure(.timeout))
@@ -212,7 +212,7 @@ struct RetryTests {
         let rig = RetryRig(attempts: 3)
         rig.upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
         rig.upstream.hold()
-        let fetch = Task { [client = rig.client] in await client.fetch(.object(id: 1)) }
+        let fetch = Task { [client = rig.client] in await client.fetch(MetResource.object(id: 1)) }
         await rig.upstream.waitForCalls(1)
         fetch.cancel()
         #expect(await fetch.value == .failure(.cancelled))
@@ -223,7 +223,7 @@ struct RetryTests {
     @Test func aFetchCancelledDuringABackoffStops() async {
         let rig = RetryRig(attempts: 3)
         rig.upstream.answer(.object(id: 1), with: .errorPage(503))
-        let fetch = Task { [client = rig.client] in await client.fetch(.object(id: 1)) }
+        let fetch = Task { [client = rig.client] in await client.fetch(MetResource.object(id: 1)) }
         await waitUntil { rig.recorded == 1 && rig.time.sleeping == 1 }
         fetch.cancel()
         #expect(await fetch.value == .failure(.cancelled))
@@ -238,7 +238,7 @@ struct RetryTests {
         }
         rig.upstream.answer(.object(id: 1), with: .errorPage(503))
         let pacer = rig.pacer
-        let fetch = Task { [client = rig.client] in await client.fetch(.object(id: 1)) }
+        let fetch = Task { [client = rig.client] in await client.fetch(MetResource.object(id: 1)) }
         for attempt in 1...2 {
             await waitUntil { rig.upstream.calls.count == attempt && pacer.figures.waiting == 1 }
             #expect(rig.upstream.calls.count == attempt)

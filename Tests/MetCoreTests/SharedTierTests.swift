@@ -216,7 +216,7 @@ struct SharedTierTests {
     func aBlockAnnouncedByAnotherInstanceIsCappedAtTheLongestCooldown(seconds: Double) async throws {
         let group = Group()
         let instance = group.instance(Self.record(1))
-        group.group.member().announceBlock(for: seconds)
+        group.group.member().announceBlock(for: seconds, budget: "")
         let limit = instance.service.engine.monitor.cooldownLimit
         #expect(instance.service.engine.monitor.blockedUntil(at: group.time.now()) == group.time.now() + limit)
         #expect(await instance.get("/objects/1").status == 503)

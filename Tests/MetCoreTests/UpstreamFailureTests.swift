@@ -219,9 +219,8 @@ struct UpstreamFailureTests {
         (.object(id: 1), #"{"objectID":"1"}"#),
     ])
     func aBodyOfTheWrongShapeIsMalformed(resource: MetResource, body: String) {
-        let client = Self.judgingClient()
         let reply = UpstreamReply(status: 200, contentType: "application/json", body: Array(body.utf8))
-        guard case .failure(.malformed) = client.judge(reply, for: resource) else {
+        guard case .failure(.malformed) = resource.judge(reply) else {
             Issue.record("accepted \(body) for \(resource)")
             return
         }
@@ -234,23 +233,12 @@ struct UpstreamFailureTests {
         (.departments, Sample.departments),
     ])
     func aBodyOfTheRightShapeIsAccepted(resource: MetResource, body: String) {
-        let client = Self.judgingClient()
         let reply = UpstreamReply(status: 200, contentType: "application/json", body: Array(body.utf8))
         #expect(
-            client.judge(reply, for: resource)
+            resource.judge(reply)
                 == .success(
                     CacheableAnswer(
                         status: 200, body: Array(body.utf8),
                         details: EntryDetails.read(Array(body.utf8), kind: resource.kind))))
-    }
-
-    /// A client that is only asked to judge replies (it never calls its upstream).
-    private static func judgingClient() -> MetClient {
-        let time = ManualTime()
-        return MetClient(
-            upstream: FakeUpstream(), monitor: UpstreamMonitor(blockCooldown: 60),
-            pacer: UpstreamPacer(ratePerSecond: 1, burst: 1, concurrency: 1, time: time),
-            retryPolicy: RetryPolicy(maxAttempts: 1), attemptTimeout: 10, fetchTimeout: 30, time: time,
-            logger: MemoryLog().logger())
     }
 }

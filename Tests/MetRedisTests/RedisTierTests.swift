@@ -288,17 +288,17 @@ struct RedisTierTests {
     @Test func aTokenIsTakenFromTheGroupsBudget() async throws {
         let tier = try tier()
         redis.answer("EVAL", with: .integer(0))
-        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4) == .granted)
+        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4, budget: "") == .granted)
         #expect(
             redis.evaluations(of: RedisScripts.takeToken) == [
                 [bytes("1"), bytes("t:budget"), bytes("500000"), bytes("4")]
             ])
         redis.answer("EVAL", with: .integer(250_000))
-        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4) == .wait(seconds: 0.25))
+        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4, budget: "") == .wait(seconds: 0.25))
         redis.answer("EVAL", with: .error("NOSCRIPT"))
-        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4) == .unavailable)
+        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4, budget: "") == .unavailable)
         redis.answering = false
-        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4) == .unavailable)
+        #expect(await tier.takeToken(ratePerSecond: 2, burst: 4, budget: "") == .unavailable)
     }
 
     @Test func aBlockIsAnnouncedAsADurationAndAdoptedOnReconnection() async throws {
@@ -309,8 +309,8 @@ struct RedisTierTests {
             events.withLock { $0.append(event) }
             adoption.yield(event)
         }
-        tier.announceBlock(for: 1.2345)
-        tier.announceBlock(for: 0)
+        tier.announceBlock(for: 1.2345, budget: "")
+        tier.announceBlock(for: 0, budget: "")
         let blocks = redis.evaluations(of: RedisScripts.block)
         #expect(blocks.count == 1)
         #expect(Array(blocks[0].prefix(4)) == [bytes("1"), bytes("t:breaker"), bytes("1235"), channel])
@@ -321,7 +321,7 @@ struct RedisTierTests {
         redis.answer("PTTL", with: .integer(12_500))
         redis.becomeReady()
         var iterator = adopted.makeAsyncIterator()
-        #expect(await iterator.next() == .blocked(seconds: 12.5))
+        #expect(await iterator.next() == .blocked(seconds: 12.5, budget: ""))
         #expect(redis.commands.last == [bytes("PTTL"), bytes("t:breaker")])
     }
 
@@ -330,12 +330,12 @@ struct RedisTierTests {
         let events = Locked<[SharedEvent]>([])
         tier.onEvent { event in events.withLock { $0.append(event) } }
         publish(.purge(key: "/objects/1"))
-        publish(.block(seconds: 30))
+        publish(.block(seconds: 30, budget: ""))
         // Unsigned, signed as a record, or not a notice at all.
         redis.publish(SharedNotice.purge(key: "/objects/2").payload)
         redis.publish(seal.seal(SharedNotice.purge(key: "/objects/3").payload, .record, key: "")!)
         redis.publish(seal.seal(bytes("hello"), .notice, key: "")!)
-        #expect(events.withLock { $0 } == [.purged(key: "/objects/1"), .blocked(seconds: 30)])
+        #expect(events.withLock { $0 } == [.purged(key: "/objects/1"), .blocked(seconds: 30, budget: "")])
         #expect(tier.status.refused == 2)
     }
 }

@@ -11,7 +11,7 @@ import Testing
         .fill(key: "k", outcome: .failed(.blocked)),
         .fill(key: "k", outcome: .failed(.status(502))),
         .purge(key: "/objects/1\nfill\nstored"),
-        .block(seconds: 42.25),
+        .block(seconds: 42.25, budget: ""), .block(seconds: 3, budget: "images"),
     ])
     func roundTrips(_ notice: SharedNotice) {
         #expect(SharedNotice(payload: notice.payload) == notice)
@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: [
         "", "fill", "fill\nstored", "fill\nmaybe\nk", "purge\n", "pause\nsoon", "pause\n-1", "pause\n0", "pause\ninf",
-        "pause\nnan", "hello\nk",
+        "pause\nnan", "pause\n3\n", "hello\nk",
         // An earlier version's block, a time on the sender's clock: never adopted as such.
         "block\n1800000000.25",
     ])

@@ -36,6 +36,24 @@ struct CurlUpstreamTests {
         #expect(String(decoding: reply.body, as: UTF8.self) == #"{"objectID":6,"title":"An ordinary record"}"#)
     }
 
+    @Test func validatorsArriveAndAConditionalRequestIsAnsweredWithoutABody() async throws {
+        let upstream = try MisbehavingUpstream()
+        let client = try Self.client(of: upstream)
+        let path = Self.objects + String(MisbehavingUpstream.Behaviour.validated.rawValue)
+        let first = try await client.get(path: path, query: [])
+        #expect(first.status == 200 && first.body == Array("JPEG".utf8))
+        #expect(first.validators.etag == MisbehavingUpstream.validatedTag)
+        #expect(first.validators.lastModified == "Wed, 23 Oct 2019 00:00:00 GMT")
+        #expect(first.cacheControl == "max-age=432000")
+        let second = try await client.get(path: path, query: [], conditions: first.validators)
+        #expect(second.status == 304 && second.body.isEmpty)
+        #expect(second.validators == first.validators)
+        // A validator that could start a new header line is not sent: the request is unconditional.
+        let unsafe = UpstreamValidators(etag: "\"abc-4\"\r\nX-Injected: 1", lastModified: nil)
+        #expect(try await client.get(path: path, query: [], conditions: unsafe).status == 200)
+        #expect(upstream.requests(for: .validated) == 3)
+    }
+
     @Test func aRedirectIsAnsweredNotFollowed() async throws {
         let upstream = try MisbehavingUpstream()
         let reply = try await Self.get(.redirect, from: Self.client(of: upstream)).get()

@@ -22,6 +22,9 @@ public final class MisbehavingUpstream: Sendable {
         case redirect = 7
         /// A good record, as the Met would send it (the redirect's target).
         case ordinary = 6
+        /// A picture's answer as the image host sends it: 200 with `ETag`, `Last-Modified` and
+        /// `Cache-Control`, or 304 without a body when the request's `If-None-Match` names its tag.
+        case validated = 8
     }
 
     public let port: Int
@@ -129,6 +132,16 @@ public final class MisbehavingUpstream: Sendable {
                 client,
                 "HTTP/1.1 302 Found\r\nLocation: \(baseURL)/public/collection/v1/objects/6\r\nContent-Length: 0\r\n"
                     + "Connection: close\r\n\r\n")
+        case .validated:
+            let fields =
+                "ETag: \(Self.validatedTag)\r\nLast-Modified: Wed, 23 Oct 2019 00:00:00 GMT\r\n"
+                + "Cache-Control: max-age=432000\r\nConnection: close\r\n"
+            let request = String(decoding: head, as: UTF8.self).lowercased()
+            if request.contains("\r\nif-none-match: \(Self.validatedTag.lowercased())\r\n") {
+                send(client, "HTTP/1.1 304 Not Modified\r\n\(fields)\r\n")
+            } else {
+                send(client, "HTTP/1.1 200 OK\r\nContent-Type: image/jpeg\r\nContent-Length: 4\r\n\(fields)\r\nJPEG")
+            }
         case .ordinary:
             let body = #"{"objectID":6,"title":"An ordinary record"}"#
             send(
@@ -137,6 +150,9 @@ public final class MisbehavingUpstream: Sendable {
                     + "Connection: close\r\n\r\n\(body)")
         }
     }
+
+    /// The entity tag of `.validated`'s answer.
+    public static let validatedTag = "\"abc-4\""
 
     @discardableResult
     private func send(_ client: CInt, _ text: String) -> Bool {

@@ -68,11 +68,12 @@ public final class CacheEngine: Sendable {
             cache: cache, resolver: fetcher, pacer: pacer, time: time, logger: logger, metrics: metrics)
         purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
         // What the group's other instances announce: a purge, a firewall block.
-        shared?.onEvent { [monitor, pacer, purges, logger] event in
+        shared?.onEvent { [monitor, pacer, purges, logger, client] event in
             switch event {
             case .purged(let key):
                 purges.dropLocally(key)
-            case .blocked(let seconds):
+            case .blocked(let seconds, let budget):
+                guard budget == client.budget else { return }
                 let now = time.now()
                 let wasBlocked = monitor.blockedUntil(at: now) != nil
                 monitor.adoptBlock(for: seconds, at: now)

@@ -59,7 +59,7 @@ public final class Synchronizer: Sendable {
         let since = max(state.load() ?? -.infinity, started - lookBack)
         let day = Self.day(of: since)
         var report = SyncReport(since: day)
-        let listed = await client.fetch(.objectList(departmentIds: [], metadataDate: day))
+        let listed = await client.fetch(MetResource.objectList(departmentIds: [], metadataDate: day))
         let ids: [Int]
         switch listed {
         case .success(let answer):

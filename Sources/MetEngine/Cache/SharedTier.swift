@@ -35,14 +35,15 @@ public protocol SharedTier: Sendable {
     /// announced just before the call is not lost: the entry is also read once the wait begins.
     func awaitFill(_ key: String, freshAt: Double, until deadline: Double) async -> SharedWait
 
-    /// Takes one token of the group's upstream budget: `ratePerSecond` on average, `burst` at
-    /// once, on one clock for the whole group (GCRA).
-    func takeToken(ratePerSecond: Double, burst: Int) async -> SharedToken
+    /// Takes one token of the group's budget named `budget` (one per upstream host: "" for the
+    /// API): `ratePerSecond` on average, `burst` at once, on one clock for the whole group (GCRA).
+    func takeToken(ratePerSecond: Double, burst: Int, budget: String) async -> SharedToken
 
-    /// Opens the group's breaker for `seconds` from now: every instance's `onEvent` gets
-    /// `.blocked`, and so do instances that connect while it lasts. A duration, not a time, so that
-    /// the instances' clocks do not matter. Returns at once.
-    func announceBlock(for seconds: Double)
+    /// Opens the group's breaker of the host whose budget is `budget` for `seconds` from now:
+    /// every instance's `onEvent` gets `.blocked`, and so do instances that connect while it lasts
+    /// (for the budgets they have taken tokens of). A duration, not a time, so that the instances'
+    /// clocks do not matter. Returns at once.
+    func announceBlock(for seconds: Double, budget: String)
 
     /// Sets the one handler of what other instances announce (purges and blocks). Call once,
     /// before the first request; the handler runs on the tier's thread and must not block.
@@ -91,7 +92,7 @@ public enum SharedWait: Sendable {
     case unavailable
 }
 
-/// What `SharedTier.takeToken(ratePerSecond:burst:)` got.
+/// What `SharedTier.takeToken(ratePerSecond:burst:budget:)` got.
 public enum SharedToken: Sendable, Equatable {
     case granted
     /// No token for this many seconds; ask again then.
@@ -103,9 +104,10 @@ public enum SharedToken: Sendable, Equatable {
 public enum SharedEvent: Sendable, Equatable {
     /// `key` was purged: drop the local copies.
     case purged(key: String)
-    /// The firewall blocked the group for this many seconds from the notice's arrival (told by
-    /// another instance; the receiver caps it at its longest cool-down).
-    case blocked(seconds: Double)
+    /// The firewall of the host whose budget is `budget` ("" for the API) blocked the group for
+    /// this many seconds from the notice's arrival (told by another instance; the receiver caps it
+    /// at its longest cool-down).
+    case blocked(seconds: Double, budget: String)
 }
 
 /// The shared tier's state, for `/health` and `/metrics`.

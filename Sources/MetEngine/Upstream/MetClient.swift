@@ -1,20 +1,10 @@
 import Foundation
 
-/// An upstream answer the cache can keep: a validated 200, or a Met 404 (negative entry).
-public struct CacheableAnswer: Sendable, Equatable {
-    /// 200 or 404.
-    public var status: Int
-    /// The Met's body, byte for byte.
-    public var body: [UInt8]
-    /// For a 404, the Met's `message` (`ObjectID not found` or `Not a valid object`).
-    public var message: String? = nil
-    /// For a 200, what validating the body read from it (an object's summary, an ID list).
-    public var details: EntryDetails = .none
-}
-
-/// Calls the upstream for a `MetResource` and judges the answer: validates 200 bodies, keeps the
-/// Met's 404s (both messages) as cacheable answers, treats the firewall's 403 HTML page as
-/// "blocked", and turns everything else into an `UpstreamError`.
+/// Calls one upstream host for an `UpstreamRequest` (a `MetResource` of the API, an
+/// `ImageResource` of the image host) and has the request judge the reply.
+///
+/// Each host has a client of its own, with its own breaker, pacer and group budget: a block of
+/// one host pauses that host's calls only.
 ///
 /// Politely: no call while the firewall blocks this server (the monitor's breaker), every attempt
 /// through the one pacer, retries only for failures another attempt may cure (`RetryPolicy`),
@@ -42,6 +32,10 @@ public struct MetClient: Sendable {
     private let metrics: ServerMetrics
     /// The group's budget and breaker, and the pacer used while it is unavailable.
     private let group: (tier: any SharedTier, fallback: UpstreamPacer)?
+    /// The name of this host's budget and breaker in the shared tier ("" for the API's).
+    package let budget: String
+    /// What the log calls the host (`the Met`, `the Met's image host`).
+    private let host: String
 
     /// - Parameters:
     ///   - monitor: the breaker and call figures, shared by every client of this upstream.
@@ -55,11 +49,17 @@ public struct MetClient: Sendable {
     ///   - metrics: counts each attempt by endpoint and outcome, with its duration.
     ///   - group: the shared tier whose budget and breaker the group's instances share, and the
     ///     pacer that takes over while it is unavailable; nil for a server on its own.
+    ///   - budget: the name of this host's budget and breaker in the shared tier: "" for the API,
+    ///     another name for each other host.
+    ///   - host: what log lines call the host.
     public init(
         upstream: any Upstream, monitor: UpstreamMonitor, pacer: UpstreamPacer, retryPolicy: RetryPolicy,
         attemptTimeout: Double, fetchTimeout: Double, time: any TimeSource, logger: Logger,
-        metrics: ServerMetrics = ServerMetrics(), group: (tier: any SharedTier, fallback: UpstreamPacer)? = nil
+        metrics: ServerMetrics = ServerMetrics(), group: (tier: any SharedTier, fallback: UpstreamPacer)? = nil,
+        budget: String = "", host: String = "the Met"
     ) {
+        self.budget = budget
+        self.host = host
         self.metrics = metrics
         self.group = group
         self.upstream = upstream
@@ -73,7 +73,7 @@ public struct MetClient: Sendable {
         self.logger = logger
     }
 
-    /// Fetches `resource`: refuses at once with `.blocked` while the firewall blocks this server
+    /// Fetches `request`: refuses at once with `.blocked` while the firewall blocks this server
     /// (no upstream call), otherwise waits for the pacer, makes one attempt, judges it, and
     /// retries per the policy while the next attempt could still start before `deadline`.
     ///
@@ -86,16 +86,16 @@ public struct MetClient: Sendable {
     ///   before a first attempt could start; `.blocked` when a block began meanwhile;
     ///   `.clientQueueFull` when the pacer turned the first attempt away; `.cancelled` when the
     ///   task was cancelled.
-    public func fetch(
-        _ resource: MetResource, deadline: Double? = nil, demand: UpstreamDemand? = nil
-    ) async -> Result<CacheableAnswer, UpstreamError> {
+    public func fetch<Resource: UpstreamRequest>(
+        _ resource: Resource, deadline: Double? = nil, demand: UpstreamDemand? = nil
+    ) async -> Result<Resource.Answer, UpstreamError> {
         let deadline = deadline ?? time.now() + requestTimeout
         var attempt = 0
         var lastFailure: UpstreamError?
         while true {
             attempt += 1
             if monitor.blockedUntil(at: time.now()) != nil { return .failure(.blocked) }
-            let result: Result<CacheableAnswer, UpstreamError>
+            let result: Result<Resource.Answer, UpstreamError>
             do {
                 let number = attempt
                 let asked = time.now()
@@ -148,7 +148,7 @@ public struct MetClient: Sendable {
         guard let group else { return }
         while true {
             if monitor.blockedUntil(at: time.now()) != nil { throw .blocked }
-            switch await group.tier.takeToken(ratePerSecond: pacer.ratePerSecond, burst: pacer.burst) {
+            switch await group.tier.takeToken(ratePerSecond: pacer.ratePerSecond, burst: pacer.burst, budget: budget) {
             case .granted:
                 return
             case .wait(let seconds):
@@ -167,24 +167,24 @@ public struct MetClient: Sendable {
     }
 
     /// One attempt, bounded by `limit` (seconds since 1970), judged and recorded in the monitor.
-    private func attempt(
-        _ resource: MetResource, number: Int, until limit: Double
-    ) async -> Result<CacheableAnswer, UpstreamError> {
+    private func attempt<Resource: UpstreamRequest>(
+        _ resource: Resource, number: Int, until limit: Double
+    ) async -> Result<Resource.Answer, UpstreamError> {
         let started = time.now()
-        let result = await reply(for: resource, until: limit).flatMap { judge($0, for: resource) }
+        let result = await reply(for: resource, until: limit).flatMap { resource.judge($0) }
         let outcome: UpstreamOutcome
         switch result {
         case .success(let answer):
-            outcome = answer.status == 404 ? .notFound : .ok
+            outcome = Resource.outcome(of: answer)
             logger.debug(
-                "upstream \(resource.cacheKey): \(answer.status), \(answer.body.count) bytes in "
+                "upstream \(resource.cacheKey): \(Resource.logSummary(of: answer)) in "
                     + "\(Self.milliseconds(time.now() - started)) (attempt \(number))")
             if monitor.record(outcome, at: time.now()) == .ended {
-                logger.info("upstream: the Met answers again after its firewall's block (\(resource.cacheKey))")
+                logger.info("upstream: \(host) answers again after its firewall's block (\(resource.cacheKey))")
             }
         case .failure(let error):
             outcome = Self.outcome(of: error)
-            record(error, for: resource, attempt: number)
+            record(error, for: resource.cacheKey, attempt: number)
         }
         metrics.observeUpstream(resource.kind, outcome, seconds: time.now() - started)
         return result
@@ -204,11 +204,15 @@ public struct MetClient: Sendable {
 
     /// The upstream's reply, or `.timeout` when the clock reaches `limit` first (the call is then
     /// cancelled). The wait is on the injected clock, so tests control it.
-    private func reply(for resource: MetResource, until limit: Double) async -> Result<UpstreamReply, UpstreamError> {
+    private func reply(
+        for resource: some UpstreamRequest, until limit: Double
+    ) async -> Result<UpstreamReply, UpstreamError> {
         await withTaskGroup(of: Result<UpstreamReply, UpstreamError>?.self) { group in
             group.addTask { [upstream] in
                 do throws(UpstreamError) {
-                    return .success(try await upstream.get(path: resource.path, query: resource.query))
+                    return .success(
+                        try await upstream.get(
+                            path: resource.path, query: resource.query, conditions: resource.conditions))
                 } catch {
                     return .failure(error)
                 }
@@ -229,31 +233,12 @@ public struct MetClient: Sendable {
         }
     }
 
-    /// Classifies one reply. Pure: no I/O, no state.
-    package func judge(_ reply: UpstreamReply, for resource: MetResource) -> Result<CacheableAnswer, UpstreamError> {
-        switch reply.status {
-        case 200:
-            return Self.details(of: reply.body, for: resource).map {
-                CacheableAnswer(status: 200, body: reply.body, details: $0)
-            }
-        case 404 where resource.kind == .object:
-            guard let error = try? JSONDecoder().decode(MessageBody.self, from: Data(reply.body)) else {
-                return .failure(.malformed("404 without a JSON message"))
-            }
-            return .success(CacheableAnswer(status: 404, body: reply.body, message: error.message))
-        case 403 where Self.looksLikeHTML(reply):
-            return .failure(.blocked)
-        default:
-            return .failure(.status(reply.status))
-        }
-    }
-
-    private func record(_ error: UpstreamError, for resource: MetResource, attempt: Int) {
-        let text = "\(resource.cacheKey): \(error.logDescription)"
+    private func record(_ error: UpstreamError, for key: String, attempt: Int) {
+        let text = "\(key): \(error.logDescription)"
         let change = monitor.record(Self.outcome(of: error), at: time.now(), error: error == .cancelled ? nil : text)
         if case .started(let until, let cooldown) = change {
             logger.warning(
-                "upstream: the Met's firewall blocked this server (\(resource.cacheKey)); every upstream call "
+                "upstream: \(host)'s firewall blocked this server (\(key)); every call to it "
                     + "paused for \(Int(cooldown.rounded())) s, until \(Timestamp.rfc3339(until))")
         }
         // Calls queued behind a blocked one must not go out now; they fail like it at once. The
@@ -262,48 +247,10 @@ public struct MetClient: Sendable {
             pacer.failWaiting(with: .blocked)
             group?.fallback.failWaiting(with: .blocked)
             let now = time.now()
-            if let until = monitor.blockedUntil(at: now) { group?.tier.announceBlock(for: until - now) }
+            if let until = monitor.blockedUntil(at: now) { group?.tier.announceBlock(for: until - now, budget: budget) }
         }
         if error != .cancelled { logger.warning("upstream \(text) (attempt \(attempt) of \(retryPolicy.maxAttempts))") }
     }
-
-    /// Validates a 200 body for `resource` and returns what it holds; one decoding serves both
-    /// (the details are kept in the cache entry). `.malformed` when the body is not what the
-    /// resource returns.
-    package static func details(of body: [UInt8], for resource: MetResource) -> Result<EntryDetails, UpstreamError> {
-        let details = EntryDetails.read(body, kind: resource.kind)
-        switch (resource, details) {
-        case (.object(let id), .object(let summary)):
-            guard summary.objectID == id else {
-                return .failure(.malformed("asked for object \(id), got \(summary.objectID)"))
-            }
-            return .success(details)
-        case (.objectList, .ids), (.search, .ids):
-            return .success(details)
-        case (.departments, _):
-            guard (try? JSONDecoder().decode(DepartmentsProbe.self, from: Data(body))) != nil else { break }
-            return .success(details)
-        default:
-            break
-        }
-        return .failure(.malformed("body is not the expected JSON (\(body.count) bytes)"))
-    }
-
-    private static func looksLikeHTML(_ reply: UpstreamReply) -> Bool {
-        if let type = reply.contentType?.lowercased(), type.contains("html") { return true }
-        let start = reply.body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }.first
-        return start == UInt8(ascii: "<")
-    }
-
-    private struct DepartmentsProbe: Decodable {
-        package struct Department: Decodable {
-            package let departmentId: Int
-            package let displayName: String
-        }
-        package let departments: [Department]
-    }
-    /// The Met's error body, `{"message": "…"}`.
-    package struct MessageBody: Decodable { let message: String }
 }
 
 extension UpstreamError {

@@ -6,12 +6,39 @@ public struct UpstreamReply: Sendable, Equatable {
     public var contentType: String?
     /// The decoded (un-gzipped) body bytes.
     public var body: [UInt8]
+    /// The `ETag` and `Last-Modified` the upstream sent (the image host sends both; the API none).
+    public var validators: UpstreamValidators
+    /// The `Cache-Control` field the upstream sent, if any.
+    public var cacheControl: String?
 
-    public init(status: Int, contentType: String?, body: [UInt8]) {
+    public init(
+        status: Int, contentType: String?, body: [UInt8], validators: UpstreamValidators = UpstreamValidators(),
+        cacheControl: String? = nil
+    ) {
         self.status = status
         self.contentType = contentType
         self.body = body
+        self.validators = validators
+        self.cacheControl = cacheControl
     }
+}
+
+/// An upstream's validators of one representation (RFC 9110 §8.8): what a reply carried, and what a
+/// conditional request sends back (`If-None-Match`, `If-Modified-Since`) to learn whether the copy
+/// held is still current.
+public struct UpstreamValidators: Sendable, Equatable {
+    /// The entity tag, as sent (quotes and any `W/` included).
+    public var etag: String?
+    /// The `Last-Modified` date, as sent.
+    public var lastModified: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    /// Neither validator: a conditional request cannot be made.
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
 }
 
 /// Why an upstream call produced no usable answer.
@@ -42,10 +69,22 @@ public protocol Upstream: Sendable {
     /// - Parameters:
     ///   - path: a Met path, such as `/public/collection/v1/objects/436535`.
     ///   - query: query items, already in the order they must be sent.
+    ///   - conditions: the validators of a copy held, sent as `If-None-Match` and
+    ///     `If-Modified-Since`: an upstream that honours them answers 304 without a body while
+    ///     that copy is current. Nil: an unconditional request.
     /// - Returns: whatever HTTP answer came back, any status.
     /// - Throws: `.unreachable`, `.timeout` or `.cancelled` when no HTTP answer arrived.
-    func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply
+    func get(
+        path: String, query: [RequestTarget.QueryItem], conditions: UpstreamValidators?
+    ) async throws(UpstreamError) -> UpstreamReply
 
     /// Where this upstream points, for `/health` and the start-up log.
     var location: String { get }
+}
+
+extension Upstream {
+    /// An unconditional `GET path?query` (see `get(path:query:conditions:)`).
+    public func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
+        try await get(path: path, query: query, conditions: nil)
+    }
 }

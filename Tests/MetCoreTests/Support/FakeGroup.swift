@@ -15,9 +15,12 @@ final class FakeGroup: Sendable {
         var waiters: [String: [UUID: Waiter]] = [:]
         var handlers: [@Sendable (SharedEvent) -> Void] = []
         var available = true
-        var tat = 0.0
-        var breaker = 0.0
+        /// Each budget's theoretical arrival time (GCRA), by name.
+        var tat: [String: Double] = [:]
+        /// When each budget's breaker closes, by name.
+        var breaker: [String: Double] = [:]
         var nextToken = 0
+        /// Tokens taken of the API's budget.
         var tokensTaken = 0
         var beforeNextLock: (@Sendable () -> Void)?
     }
@@ -104,11 +107,11 @@ final class FakeGroup: Sendable {
             await group.awaitFill(key, freshAt: freshAt, until: deadline)
         }
 
-        func takeToken(ratePerSecond: Double, burst: Int) async -> SharedToken {
-            group.takeToken(ratePerSecond: ratePerSecond, burst: burst)
+        func takeToken(ratePerSecond: Double, burst: Int, budget: String) async -> SharedToken {
+            group.takeToken(ratePerSecond: ratePerSecond, burst: burst, budget: budget)
         }
 
-        func announceBlock(for seconds: Double) { group.announceBlock(for: seconds) }
+        func announceBlock(for seconds: Double, budget: String) { group.announceBlock(for: seconds, budget: budget) }
 
         func onEvent(_ handler: @escaping @Sendable (SharedEvent) -> Void) {
             group.state.withLock { $0.handlers.append(handler) }
@@ -199,24 +202,25 @@ final class FakeGroup: Sendable {
         }
     }
 
-    private func takeToken(ratePerSecond: Double, burst: Int) -> SharedToken {
+    private func takeToken(ratePerSecond: Double, burst: Int, budget: String) -> SharedToken {
         let now = time.now()
         return state.withLock { state in
             guard state.available else { return .unavailable }
-            let allowed = state.tat - Double(burst - 1) / ratePerSecond
+            let tat = state.tat[budget, default: 0]
+            let allowed = tat - Double(burst - 1) / ratePerSecond
             if now < allowed { return .wait(seconds: allowed - now) }
-            state.tat = max(state.tat, now) + 1 / ratePerSecond
-            state.tokensTaken += 1
+            state.tat[budget] = max(tat, now) + 1 / ratePerSecond
+            if budget.isEmpty { state.tokensTaken += 1 }
             return .granted
         }
     }
 
-    private func announceBlock(for seconds: Double) {
+    private func announceBlock(for seconds: Double, budget: String) {
         let handlers = state.withLock { state -> [@Sendable (SharedEvent) -> Void] in
             guard state.available else { return [] }
-            state.breaker = max(state.breaker, time.now() + seconds)
+            state.breaker[budget] = max(state.breaker[budget, default: 0], time.now() + seconds)
             return state.handlers
         }
-        for handler in handlers { handler(.blocked(seconds: seconds)) }
+        for handler in handlers { handler(.blocked(seconds: seconds, budget: budget)) }
     }
 }

@@ -105,7 +105,9 @@ final class FakeUpstream: Upstream {
         }
     }
 
-    func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
+    func get(
+        path: String, query: [RequestTarget.QueryItem], conditions: UpstreamValidators?
+    ) async throws(UpstreamError) -> UpstreamReply {
         let key = Self.key(path: path, query: query)
         let (id, arrived) = state.withLock { state -> (Int, [Waiter]) in
             state.calls.append(key)

@@ -136,12 +136,14 @@ final class InFlightProbe: Upstream {
     /// The most calls that were in flight at the same time.
     var most: Int { counts.withLock { $0.most } }
 
-    func get(path: String, query: [RequestTarget.QueryItem]) async throws(UpstreamError) -> UpstreamReply {
+    func get(
+        path: String, query: [RequestTarget.QueryItem], conditions: UpstreamValidators?
+    ) async throws(UpstreamError) -> UpstreamReply {
         counts.withLock {
             $0.current += 1
             $0.most = max($0.most, $0.current)
         }
         defer { counts.withLock { $0.current -= 1 } }
-        return try await inner.get(path: path, query: query)
+        return try await inner.get(path: path, query: query, conditions: conditions)
     }
 }
