@@ -43,7 +43,7 @@ let package = Package(
         // The engine: requests and responses, pipelines and their driver, cache entries and tiers,
         // single flight, the upstream client's policy (pacer, breaker, retries). It knows the Met's
         // upstream resources (what to fetch), never this server's routes.
-        .target(name: "MetEngine", dependencies: ["HTTPGrammar"], swiftSettings: swiftSettings),
+        .target(name: "MetEngine", dependencies: ["HTTPGrammar", "ImageHeaders"], swiftSettings: swiftSettings),
         // The product over the engine: the route table and every route, the presenter, search,
         // widget, random, IIIF, explorer, health and metrics pages, configuration, warm and sync.
         // No sockets, no HTTP codec, no fake Met, no terminal.
@@ -103,7 +103,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MetCoreTests",
-            dependencies: ["MetCore", "MetEngine", "MetFixtures", "HTTPGrammar", "ImageHeaders", "TestKit"],
+            dependencies: [
+                "MetCore", "MetEngine", "MetFixtures", "HTTPGrammar", "ImageHeaders", "MetImaging", "TestKit",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MetDiskTests", dependencies: ["MetDisk", "MetEngine", "CSQLite", "TestKit"],

@@ -124,7 +124,7 @@ struct SharedTierTests {
         // Each poll interval the instance looks again, and finds the ghost's lock still held.
         for _ in 0..<8 {
             await waitUntil { group.group.waiting == 1 }
-            group.time.advance(by: CachedFetcher.sharedPollInterval)
+            group.time.advance(by: CachedFetcher<MetResource>.sharedPollInterval)
         }
         #expect(upstream.calls.isEmpty)
         await waitUntil { group.group.waiting == 1 }
@@ -145,10 +145,10 @@ struct SharedTierTests {
         for _ in 0..<3 {
             await waitUntil { group.group.waiting == 1 }
             #expect(upstream.calls.isEmpty)
-            group.time.advance(by: CachedFetcher.sharedPollInterval)
+            group.time.advance(by: CachedFetcher<MetResource>.sharedPollInterval)
         }
         await waitUntil { group.group.waiting == 1 }
-        group.time.advance(by: CachedFetcher.sharedPollInterval)
+        group.time.advance(by: CachedFetcher<MetResource>.sharedPollInterval)
         let response = await answer
         #expect(response.status == 200)
         #expect(upstream.calls.count == 1)

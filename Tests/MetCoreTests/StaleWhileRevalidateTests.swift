@@ -65,7 +65,7 @@ struct StaleWhileRevalidateTests {
         #expect(after.body == first.body)
         #expect(harness.service.engine.cache.statistics.entries == 1)
         #expect(harness.upstream.calls.count == 2)  // no new refresh within a second of the failure
-        harness.time.advance(by: CachedFetcher.refreshRetryInterval)
+        harness.time.advance(by: CachedFetcher<MetResource>.refreshRetryInterval)
         #expect(harness.getImmediately("/objects/1")?.cacheOutcome == .revalidating)
         await harness.upstream.waitForCalls(3)
     }

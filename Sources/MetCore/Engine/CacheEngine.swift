@@ -16,7 +16,7 @@ public final class CacheEngine: Sendable {
     /// The one pacer of upstream calls.
     let pacer: UpstreamPacer
     let client: MetClient
-    let fetcher: CachedFetcher
+    let fetcher: CachedFetcher<MetResource>
     let driver: PipelineDriver
     /// Removes keys from every tier.
     let purges: PurgeHandler

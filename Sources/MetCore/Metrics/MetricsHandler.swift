@@ -199,6 +199,7 @@ struct MetricsHandler: Sendable {
         case .objectList: "object_list"
         case .departments: "departments"
         case .search: "search"
+        case .image: "image"
         case .document: "document"
         }
     }

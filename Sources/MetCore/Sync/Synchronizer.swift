@@ -29,7 +29,7 @@ public final class Synchronizer: Sendable {
     private let cache: MemoryCache
     private let disk: (any PersistentTier)?
     private let shared: (any SharedTier)?
-    private let fetcher: CachedFetcher
+    private let fetcher: CachedFetcher<MetResource>
     private let state: SyncState
     /// How far back a sync with no record of a previous one looks: the object lifetime, in seconds.
     private let lookBack: Double

@@ -36,7 +36,7 @@ public struct WarmProgress: Sendable, Equatable {
 /// A firewall block is waited out (the object it refused is asked again once it ends): a warm-up
 /// is the long, patient job the block asks for, and knocking during it only extends it.
 public struct Warmer: Sendable {
-    let fetcher: CachedFetcher
+    let fetcher: CachedFetcher<MetResource>
     let searchAPI: SearchAPIMode
     /// The breaker: when a block ends.
     let monitor: UpstreamMonitor

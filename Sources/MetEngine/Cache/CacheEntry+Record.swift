@@ -61,7 +61,8 @@ extension CacheEntry {
 }
 
 extension EntryDetails {
-    /// Appends the details: a tag (0 none, 1 object summary, 2 ID list), then its members.
+    /// Appends the details: a tag (0 none, 1 object summary, 2 ID list, 3 picture), then its
+    /// members.
     fileprivate func write(to writer: inout ByteWriter) {
         switch self {
         case .none:
@@ -78,6 +79,13 @@ extension EntryDetails {
             writer.integer(Int64(list.total))
             writer.length(list.ids.count)
             for id in list.ids { writer.integer(Int64(id)) }
+        case .image(let image):
+            writer.byte(3)
+            writer.string(image.contentType)
+            writer.length(image.width)
+            writer.length(image.height)
+            writer.optional(image.upstream.etag) { $0.string($1) }
+            writer.optional(image.upstream.lastModified) { $0.string($1) }
         }
     }
 
@@ -111,6 +119,14 @@ extension EntryDetails {
                 ids.append(Int(id))
             }
             return .ids(IDList(total: Int(total), ids: ids))
+        case 3:
+            guard let contentType = reader.string(), let width = reader.length(), let height = reader.length(),
+                let etag = reader.optional({ $0.string() }), let lastModified = reader.optional({ $0.string() })
+            else { return nil }
+            return .image(
+                ImageDetails(
+                    contentType: contentType, width: width, height: height,
+                    upstream: UpstreamValidators(etag: etag, lastModified: lastModified)))
         default:
             return nil
         }

@@ -3,7 +3,10 @@
 /// time, when there is a shared tier) and stores the answer in every tier; stands in an expired entry when the upstream fails (stale-if-error), and refreshes
 /// entries served while revalidating, one refresh per key. Counts each outcome. One instance
 /// serves every loop.
-package final class CachedFetcher: EntryResolver {
+///
+/// One per kind of resource: the API's records (`MetResource`, the pipeline driver's resolver)
+/// and the image host's pictures (`ImageResource`), each over its own tiers and client.
+package final class CachedFetcher<Resource: CachedResource>: Sendable {
     /// Upstream fetches in progress; internal so tests and `/health` can see them.
     package let flights = SingleFlight<Fill>()
     private let client: MetClient
@@ -22,12 +25,12 @@ package final class CachedFetcher: EntryResolver {
     /// answers during an outage or a block do not start a refresh each), in seconds since 1970.
     private let refreshes = Locked([String: Double]())
     /// How long after a failed refresh the next may start, in seconds.
-    package static let refreshRetryInterval: Double = 1
+    package static var refreshRetryInterval: Double { 1 }
     /// Past this many keys, the table forgets the failures whose wait is over.
-    private static let refreshTableBound = 4_096
+    private static var refreshTableBound: Int { 4_096 }
     /// Seconds between two looks at the shared tier while another instance holds a key's fill
     /// lock: the bound on a wait whose notice was lost.
-    package static let sharedPollInterval = 0.25
+    package static var sharedPollInterval: Double { 0.25 }
 
     /// - Parameters:
     ///   - disk: the persistent tier, read on a memory miss before the upstream; nil for none.
@@ -52,7 +55,7 @@ package final class CachedFetcher: EntryResolver {
     }
 
     package func resolve(
-        _ resource: MetResource, cached: CacheEntry?, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)?
+        _ resource: Resource, cached: CacheEntry?, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)?
     ) async -> Resolution {
         let key = resource.cacheKey
         var (result, joined) = await fill(resource, key: key, refreshing: false, claim: claim, onPlaced: onPlaced)
@@ -90,7 +93,7 @@ package final class CachedFetcher: EntryResolver {
         }
     }
 
-    package func revalidate(_ resource: MetResource, stale: CacheEntry, claim: UpstreamClaim) {
+    package func revalidate(_ resource: Resource, stale: CacheEntry, claim: UpstreamClaim) {
         let key = stale.key
         let now = time.now()
         let starts = refreshes.withLock { refreshes -> Bool in
@@ -126,7 +129,7 @@ package final class CachedFetcher: EntryResolver {
     /// or the shared tier's entry when fresh, else a fetch (joining one already running) stored in
     /// every tier. For
     /// `themet warm`, and for `metadataDate` sync once it has marked the entry expired.
-    package func warm(_ resource: MetResource) async -> WarmOutcome {
+    package func warm(_ resource: Resource) async -> WarmOutcome {
         let key = resource.cacheKey
         if let entry = cache.entry(for: key), entry.isFresh(at: time.now()) { return .fresh }
         switch await fill(resource, key: key, refreshing: true, claim: .server).result {
@@ -143,7 +146,7 @@ package final class CachedFetcher: EntryResolver {
     /// where stale-if-error finds it. `claim` is whose fill it is, for the pacer; `onPlaced` is
     /// told when the fetch has its place (see `UpstreamDemand`).
     private func fill(
-        _ resource: MetResource, key: String, refreshing: Bool, claim: UpstreamClaim,
+        _ resource: Resource, key: String, refreshing: Bool, claim: UpstreamClaim,
         onPlaced: (@Sendable () -> Void)? = nil
     ) async -> (result: Result<Fill, UpstreamError>, joined: Bool) {
         await flights.run(key, claim: claim, onPlaced: onPlaced) { [self] demand in
@@ -172,7 +175,7 @@ package final class CachedFetcher: EntryResolver {
     /// the wait has lasted a whole fetch timeout (as long as a live holder's fetch may take): the
     /// holder's release or entry was lost.
     private func fillFromGroup(
-        _ resource: MetResource, key: String, refreshing: Bool, shared: any SharedTier, kept: CacheEntry?,
+        _ resource: Resource, key: String, refreshing: Bool, shared: any SharedTier, kept: CacheEntry?,
         demand: UpstreamDemand
     ) async -> Result<Fill, UpstreamError> {
         var standIn = kept
@@ -232,19 +235,23 @@ package final class CachedFetcher: EntryResolver {
         }
     }
 
-    /// Asks the upstream for `demand` and stores the answer in every tier; on a failure, `standIn`
-    /// (an expired entry a tier held) goes to memory for stale-if-error.
+    /// Asks the upstream for `demand` (conditionally, when `standIn` keeps the upstream's
+    /// validators) and stores the answer in every tier; on a failure, `standIn` (an expired entry a
+    /// tier held) goes to memory for stale-if-error.
     private func fetch(
-        _ resource: MetResource, key: String, standIn: CacheEntry?, demand: UpstreamDemand
+        _ resource: Resource, key: String, standIn: CacheEntry?, demand: UpstreamDemand
     ) async -> Result<Fill, UpstreamError> {
-        let result = await client.fetch(resource, demand: demand).map { answer in
-            let entry = CacheEntry(
-                key: key, kind: resource.kind, status: answer.status, body: answer.body, storedAt: time.now(),
-                policy: freshness, message: answer.message, details: answer.details, compress: compress)
+        let result = await client.fetch(resource.revalidating(standIn), demand: demand).flatMap {
+            answer -> Result<Fill, UpstreamError> in
+            guard
+                let entry = resource.entry(
+                    from: answer, key: key, standIn: standIn, storedAt: time.now(), policy: freshness,
+                    compress: compress)
+            else { return .failure(.malformed("a 304 for a copy this server does not hold")) }
             cache.store(entry)
             disk?.store(entry)
             shared?.store(entry)
-            return Fill(entry: entry, source: .upstream)
+            return .success(Fill(entry: entry, source: .upstream))
         }
         if case .failure(let error) = result { return failed(error, standIn: standIn) }
         return result
@@ -285,3 +292,5 @@ package struct Fill: Sendable {
     package let entry: CacheEntry
     package let source: Source
 }
+
+extension CachedFetcher: EntryResolver where Resource == MetResource {}

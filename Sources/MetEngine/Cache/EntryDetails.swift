@@ -9,6 +9,8 @@ public enum EntryDetails: Sendable, Equatable {
     case object(ObjectSummary)
     /// An ID list (`/objects`, a v1 search, or one v1.1 search page).
     case ids(IDList)
+    /// A picture's type, pixel size and the image host's validators.
+    case image(ImageDetails)
 
     /// Reads the details of a validated 200 body of `kind`; `.none` when there are none to read
     /// or the body lacks them.
@@ -19,7 +21,7 @@ public enum EntryDetails: Sendable, Equatable {
             return (try? decoder.decode(ObjectSummary.self, from: Data(body))).map(EntryDetails.object) ?? .none
         case .objectList, .search:
             return (try? decoder.decode(IDList.self, from: Data(body))).map(EntryDetails.ids) ?? .none
-        case .departments, .document:
+        case .departments, .document, .image:
             return .none
         }
     }
@@ -30,6 +32,7 @@ public enum EntryDetails: Sendable, Equatable {
         case .none: 0
         case .object(let summary): summary.cost
         case .ids(let list): list.ids.count * MemoryLayout<Int>.stride
+        case .image(let image): image.cost
         }
     }
 }

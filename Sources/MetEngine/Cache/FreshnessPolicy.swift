@@ -11,6 +11,9 @@ public struct FreshnessPolicy: Sendable, Equatable {
     public var search: Double = 3_600
     /// The department list: it almost never changes. Default 7 days.
     public var departments: Double = 604_800
+    /// A picture, when the image host says nothing of its lifetime (it sends `max-age=432000`,
+    /// which wins: docs/MET-API.md §1). Default 5 days.
+    public var image: Double = 432_000
     /// A 404 from the Met (negative caching): objects "cycle in and out", so shorter. Default 1 h.
     public var notFound: Double = 3_600
     /// After freshness ends, how long the entry may still be served if the upstream fails. Default 7 days.
@@ -32,6 +35,7 @@ public struct FreshnessPolicy: Sendable, Equatable {
         case .objectList: return objectList
         case .departments: return departments
         case .search: return search
+        case .image: return image
         case .document: return Self.documentLifetime
         }
     }

@@ -8,6 +8,8 @@ public enum ResourceKind: String, Sendable, CaseIterable {
     case departments
     /// One upstream search answer: an ID list (v1) or one page of it (v1.1).
     case search
+    /// A picture of the Met's image host (`images.metmuseum.org`).
+    case image
     /// A document the server itself serves (`/openapi.yaml`): it changes only with the build.
     case document
 }

@@ -17,7 +17,7 @@ public final class ServerMetrics: Sendable {
         .none, .hit, .diskHit, .sharedHit, .miss, .collapsed, .revalidating, .stale,
     ]
     /// The upstream endpoints, by the kind of what they answer.
-    package static let endpoints: [ResourceKind] = [.object, .objectList, .departments, .search]
+    package static let endpoints: [ResourceKind] = [.object, .objectList, .departments, .search, .image]
 
     private let requests: [Counter]
     private let durations: [Histogram]

@@ -26,7 +26,7 @@ public struct UpstreamReply: Sendable, Equatable {
 /// An upstream's validators of one representation (RFC 9110 §8.8): what a reply carried, and what a
 /// conditional request sends back (`If-None-Match`, `If-Modified-Since`) to learn whether the copy
 /// held is still current.
-public struct UpstreamValidators: Sendable, Equatable {
+public struct UpstreamValidators: Sendable, Hashable {
     /// The entity tag, as sent (quotes and any `W/` included).
     public var etag: String?
     /// The `Last-Modified` date, as sent.
