@@ -2,31 +2,57 @@ import CSQLite
 import Foundation
 import MetEngine
 
-/// The cache's SQLite file: its schema, and what happens when a file is there that is not it.
+/// One of the cache's SQLite files: its name, its schema, and what happens when a file is there
+/// that is not it. `entries` holds the records' tier; `images` indexes the picture files.
 ///
-/// One table, `entries`: the key, the row's size in bytes, a use sequence number (larger = used
-/// more recently; eviction takes the smallest) and the entry's record (`CacheEntry.record`, which
-/// carries its own checksum). The small columns come first, and an index on `(used_at, bytes)`
-/// covers eviction and the start-up count, so neither reads a record.
-enum CacheDatabase {
-    /// The file's name in the data directory.
-    static let fileName = "cache.sqlite"
-    /// Marks the file as TheMet's cache (`PRAGMA application_id`, "TMet").
-    static let applicationID: Int64 = 0x544D_6574
+/// `entries`: the key, the row's size in bytes, a use sequence number (larger = used more recently;
+/// eviction takes the smallest) and the entry's record (`CacheEntry.record`, which carries its own
+/// checksum). The small columns come first, and an index on `(used_at, bytes)` covers eviction and
+/// the start-up count, so neither reads a record.
+///
+/// `images`: the same for pictures, whose bodies are files (`ImageFileTier`): the row's record is
+/// the entry's without its body, `file` names the body's file (empty for a negative entry), `bytes`
+/// is the file's length.
+struct CacheDatabase: Sendable {
+    /// The file's name in its directory.
+    let fileName: String
+    /// Marks the file as this kind of TheMet file (`PRAGMA application_id`).
+    let applicationID: Int64
     /// The schema version (`PRAGMA user_version`); a file of another version is moved aside.
-    static let schemaVersion: Int64 = 1
+    let schemaVersion: Int64
+    /// The tables and indexes, made in a new file.
+    let tables: String
 
-    static let schema = """
-        CREATE TABLE entries (
-            key TEXT PRIMARY KEY NOT NULL,
-            bytes INTEGER NOT NULL,
-            used_at INTEGER NOT NULL,
-            record BLOB NOT NULL
-        );
-        CREATE INDEX entries_by_use ON entries (used_at, bytes);
-        PRAGMA application_id = \(applicationID);
-        PRAGMA user_version = \(schemaVersion);
-        """
+    var schema: String {
+        "\(tables)\nPRAGMA application_id = \(applicationID);\nPRAGMA user_version = \(schemaVersion);"
+    }
+
+    /// The records' tier, `cache.sqlite` in the data directory ("TMet").
+    static let entries = CacheDatabase(
+        fileName: "cache.sqlite", applicationID: 0x544D_6574, schemaVersion: 1,
+        tables: """
+            CREATE TABLE entries (
+                key TEXT PRIMARY KEY NOT NULL,
+                bytes INTEGER NOT NULL,
+                used_at INTEGER NOT NULL,
+                record BLOB NOT NULL
+            );
+            CREATE INDEX entries_by_use ON entries (used_at, bytes);
+            """)
+
+    /// The pictures' index, `images/index.sqlite` in the data directory ("TMim").
+    static let images = CacheDatabase(
+        fileName: "index.sqlite", applicationID: 0x544D_696D, schemaVersion: 1,
+        tables: """
+            CREATE TABLE images (
+                key TEXT PRIMARY KEY NOT NULL,
+                bytes INTEGER NOT NULL,
+                used_at INTEGER NOT NULL,
+                file TEXT NOT NULL,
+                record BLOB NOT NULL
+            );
+            CREATE INDEX images_by_use ON images (used_at, bytes);
+            """)
 
     /// Why the file could not serve as the cache.
     enum OpenError: Error, CustomStringConvertible {
@@ -46,7 +72,7 @@ enum CacheDatabase {
     /// Opens (creating if missing) the writer's connection to `path`, in WAL mode with the schema.
     /// A file that is damaged, not a database, or another schema's is moved aside (never deleted)
     /// and a new one made; any other failure is thrown, the file left as it was.
-    static func open(_ path: String, logger: Logger) throws(OpenError) -> SQLiteConnection {
+    func open(_ path: String, logger: Logger) throws(OpenError) -> SQLiteConnection {
         do {
             return try openExisting(path)
         } catch let error {
@@ -54,17 +80,17 @@ enum CacheDatabase {
             case .sqlite(let failure) where !failure.meansUnusableFile: throw error
             default: break
             }
-            let aside = moveAside(path, logger: logger, reason: error.description)
+            let aside = Self.moveAside(path, logger: logger, reason: error.description)
             guard aside else { throw error }
             return try openExisting(path)
         }
     }
 
     /// Opens `path` and checks or makes the schema; throws without touching the file.
-    private static func openExisting(_ path: String) throws(OpenError) -> SQLiteConnection {
+    private func openExisting(_ path: String) throws(OpenError) -> SQLiteConnection {
         do {
             let connection = try SQLiteConnection(path: path, create: true)
-            try configure(connection)
+            try Self.configure(connection)
             let mode = try connection.text("PRAGMA journal_mode = WAL")
             guard mode == "wal" else { throw OpenError.foreign("SQLite kept journal mode '\(mode)' instead of WAL") }
             try connection.execute("PRAGMA synchronous = NORMAL")

@@ -47,9 +47,9 @@ public final class DiskCache: PersistentTier {
     /// (a read-only file, a full disk, …) this logs why and returns nil, and the server runs on
     /// memory and the upstream. Start-up reads no rows: the writer counts them in the background.
     public static func open(directory: String, capacity: Int, logger: Logger) -> DiskCache? {
-        let path = directory + "/" + CacheDatabase.fileName
+        let path = directory + "/" + CacheDatabase.entries.fileName
         do {
-            let connection = try CacheDatabase.open(path, logger: logger)
+            let connection = try CacheDatabase.entries.open(path, logger: logger)
             return try DiskCache(path: path, connection: connection, capacity: capacity, logger: logger)
         } catch {
             logger.warning("persistent cache off: cannot use \(path): \(error); serving from memory and the upstream")
