@@ -5,11 +5,13 @@ import MetEngine
 /// paths (`Fixtures/` in this repository), with the same statuses and bodies the Met gives.
 public struct FixtureDirectoryUpstream: Upstream {
     private let archive: FixtureArchive
+    private let images: FixtureImages
     private let directory: String
 
     /// Loads the directory once. Throws when it is not a fixture tree.
     public init(directory: String) throws {
         self.archive = try FixtureArchive(directory: directory)
+        images = FixtureImages(archive: archive)
         self.directory = directory
     }
 
@@ -19,6 +21,23 @@ public struct FixtureDirectoryUpstream: Upstream {
         path: String, query: [RequestTarget.QueryItem], conditions: UpstreamValidators?
     ) async throws(UpstreamError) -> UpstreamReply {
         if Task.isCancelled { throw .cancelled }
-        return archive.answer(path: path, query: query)
+        guard path.hasPrefix(FakeMet.imagePrefix) else { return archive.answer(path: path, query: query) }
+        // The image host's paths: the pictures the records name, with the host's validators.
+        do {
+            guard let image = try images.image(at: path) else {
+                return UpstreamReply(status: 404, contentType: "text/html", body: Array("Not Found".utf8))
+            }
+            let validators = UpstreamValidators(etag: image.etag, lastModified: image.lastModified)
+            if let conditions, conditions.etag == image.etag {
+                return UpstreamReply(
+                    status: 304, contentType: nil, body: [], validators: validators,
+                    cacheControl: "max-age=\(FixtureImages.maxAge)")
+            }
+            return UpstreamReply(
+                status: 200, contentType: image.contentType, body: image.bytes, validators: validators,
+                cacheControl: "max-age=\(FixtureImages.maxAge)")
+        } catch {
+            return UpstreamReply(status: 500, contentType: "text/plain", body: Array("\(error)".utf8))
+        }
     }
 }

@@ -76,6 +76,7 @@ if let routeCommand {
 
 let configuration: ServerConfiguration
 let upstream: any Upstream
+let imageUpstream: (any Upstream)?
 let groupSecret: String?
 do {
     configuration = try ServerConfiguration.parse(
@@ -83,6 +84,7 @@ do {
         processorCount: ProcessInfo.processInfo.activeProcessorCount)
     try configuration.prepareDataDirectory()
     upstream = try configuration.makeUpstream()
+    imageUpstream = try configuration.makeImageUpstream()
     groupSecret = try configuration.groupSecret()
 } catch {
     exitForUsage("\(error)")
@@ -94,6 +96,12 @@ let disk =
     configuration.cache.diskSize > 0
     ? DiskCache.open(
         directory: configuration.cache.dataDirectory, capacity: configuration.cache.diskSize, logger: logger)
+    : nil
+// One-shot commands other than warm never fetch pictures: their files stay closed.
+let imageFiles =
+    configuration.images.cacheSize > 0 && routeCommand == nil && !isSync
+    ? ImageFileTier.open(
+        directory: configuration.cache.dataDirectory, capacity: configuration.images.cacheSize, logger: logger)
     : nil
 let shared: RedisTier?
 if let address = configuration.redis.address {
@@ -114,8 +122,8 @@ if let address = configuration.redis.address {
     shared = nil
 }
 let engine = CacheEngine(
-    configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: SystemTime(), logger: logger,
-    compress: { Gzip.compress($0) })
+    configuration: configuration, upstream: upstream, disk: disk, shared: shared, imageUpstream: imageUpstream,
+    imageFiles: imageFiles, time: SystemTime(), logger: logger, compress: { Gzip.compress($0) })
 
 if let warmSource {
     Task {
@@ -185,6 +193,7 @@ do {
         server.shutdown(gracePeriod: configuration.http.shutdownTimeout)
         service.store.waitForWrites()  // the latest results reach objects.json before the process ends
         disk?.close()  // and the entries still queued, the persistent cache
+        imageFiles?.close()  // and the pictures' files and use marks
         logger.info("stopped")
         exit(0)
     }

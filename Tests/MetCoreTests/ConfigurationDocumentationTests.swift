@@ -36,7 +36,7 @@ struct HelpDefaultTests {
     /// in words; each is checked against the real default below. Every other default is a value.
     static let describedDefaults: Set<String> = [
         "--data-dir", "--loops", "--max-connections", "--public-url", "--admin-token", "--redis",
-        "--redis-fallback-rate", "--trusted-proxy", "--redis-secret", "--redis-secret-file",
+        "--redis-fallback-rate", "--trusted-proxy", "--redis-secret", "--redis-secret-file", "--image-upstream",
     ]
 
     @Test(arguments: ServerConfiguration.options.map(\.flag))
@@ -87,6 +87,9 @@ struct HelpDefaultTests {
 
         #expect(text("--redis") == "none")
         #expect(defaults.redis.address == nil)
+
+        #expect(text("--image-upstream") == "https://images.metmuseum.org, or --upstream's directory")
+        #expect(defaults.images.location == nil)
 
         #expect(text("--redis-fallback-rate") == "a quarter of --upstream-rate")
         #expect(defaults.redis.fallbackRate == nil)

@@ -13,6 +13,7 @@ struct RouteTableTests {
             switch entry.paths {
             case .exact(let list): paths = list.joined(separator: " ")
             case .segment(let prefix, let suffix): paths = prefix + "{}" + suffix
+            case .rest(let prefix): paths = prefix + "{…}"
             }
             return "\(paths) | \(entry.methods.allowed) | \(entry.label.name)\(entry.metDialect ? " | met" : "")"
         }
@@ -27,6 +28,7 @@ struct RouteTableTests {
                 "/open | GET, HEAD, OPTIONS | open",
                 "/random | GET, HEAD, OPTIONS | random",
                 "/iiif/{}/manifest.json | GET, HEAD, OPTIONS | iiif",
+                "/images/{…} | GET, HEAD, OPTIONS | images",
                 "/ /explorer.js /explorer.css /favicon.svg | GET, HEAD, OPTIONS | explorer",
                 "/public/collection/v1/objects/{} | GET, HEAD, OPTIONS | mirror | met",
                 "/public/collection/v1/objects | GET, HEAD, OPTIONS | mirror | met",
@@ -53,6 +55,8 @@ struct RouteTableTests {
             ("/open/1", "open", "1"), ("/open", "open", ""), ("/open/", nil, nil),
             ("/public/collection/v1/objects/01", "mirror", "01"), ("/cache/objects/5", "purge", "5"),
             ("/", "explorer", ""), ("/health/", nil, nil), ("", nil, nil), ("/HEALTH", nil, nil),
+            ("/images/CRDImages/ep/web-large/DT1567.jpg", "images", "CRDImages/ep/web-large/DT1567.jpg"),
+            ("/images/x", "images", "x"), ("/images/", nil, nil), ("/images", nil, nil),
         ] as [(String, String?, String?)])
     func aPathMatchesOneRouteOrNone(path: String, label: String?, segment: String?) {
         let match = RouteTable(limits: RequestLimits()).match(path)

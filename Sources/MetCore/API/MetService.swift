@@ -80,7 +80,9 @@ public final class MetService: Responder {
             metrics: MetricsHandler(
                 metrics: metrics, time: time, cache: cache, disk: disk, shared: shared, flights: engine.flights,
                 pacer: pacer, monitor: monitor, startedAt: startedAt),
-            explorer: ExplorerHandler(storedAt: startedAt, compress: compress), purges: engine.purges,
+            explorer: ExplorerHandler(storedAt: startedAt, compress: compress),
+            images: ImageHandler(engine: engine.images, time: time, clientLimit: configuration.access.clientQueue),
+            purges: engine.purges,
             purgeRule: PurgeRule(
                 adminToken: configuration.access.adminToken, proxies: configuration.access.trustedProxies),
             searchRenders: renders, batchRenders: Renders(capacity: Self.batchRenderBytes, compress: compress),

@@ -157,35 +157,50 @@ final class Presenter: Sendable {
         return rank(second) > rank(first) ? second : first
     }
 
-    /// The one mapping from an upstream failure to what the client sees (502, 503 or 504).
+    /// What an upstream failure of `resource` means to the client (see the static function).
     func problem(for error: UpstreamError, resource: MetResource) -> Problem {
-        let what = "fetching \(resource.path) from the Met"
+        Self.problem(
+            for: error, fetching: resource.path, from: "the Met", monitor: monitor, clientLimit: clientLimit,
+            at: time.now())
+    }
+
+    /// The one mapping from an upstream failure to what the client sees (502, 503 or 504).
+    ///
+    /// - Parameters:
+    ///   - path: what was fetched; `host`: from where, as a sentence names it (`the Met`).
+    ///   - monitor: the host's breaker, for how long a block lasts (`Retry-After`).
+    static func problem(
+        for error: UpstreamError, fetching path: String, from host: String, monitor: UpstreamMonitor, clientLimit: Int,
+        at now: Double
+    ) -> Problem {
+        let what = "fetching \(path) from \(host)"
+        let subject = host.prefix(1).uppercased() + host.dropFirst()
         switch error {
         case .blocked:
-            let until = monitor.blockedUntil(at: time.now()) ?? time.now() + monitor.blockCooldown
-            let seconds = max(1, Int((until - time.now()).rounded(.up)))
+            let until = monitor.blockedUntil(at: now) ?? now + monitor.blockCooldown
+            let seconds = max(1, Int((until - now).rounded(.up)))
             return Problem(
                 .upstreamBlocked,
-                "The Met's firewall is refusing requests from this server; upstream calls are paused for \(seconds) s.",
+                "\(subject)'s firewall is refusing requests from this server; calls to it are paused for \(seconds) s.",
                 headers: ["Retry-After": String(seconds)])
         case .timeout:
-            return Problem(.upstreamTimeout, "The Met did not answer in time while \(what).")
+            return Problem(.upstreamTimeout, "\(subject) did not answer in time while \(what).")
         case .unreachable(let reason):
-            return Problem(.upstreamUnreachable, "Could not reach the Met while \(what): \(reason).")
+            return Problem(.upstreamUnreachable, "Could not reach \(host) while \(what): \(reason).")
         case .status(503):
-            return Problem(.upstreamUnavailable, "The Met answered 503 Service Unavailable while \(what).")
+            return Problem(.upstreamUnavailable, "\(subject) answered 503 Service Unavailable while \(what).")
         case .status(let code):
-            return Problem(.upstreamError, "The Met answered HTTP \(code) while \(what).")
+            return Problem(.upstreamError, "\(subject) answered HTTP \(code) while \(what).")
         case .malformed(let reason):
-            return Problem(.upstreamMalformed, "The Met's answer could not be used while \(what): \(reason).")
+            return Problem(.upstreamMalformed, "The answer of \(host) could not be used while \(what): \(reason).")
         case .cancelled:
             return Problem(.internalError, "The request was cancelled.")
         case .clientQueueFull(let retryAfter):
             let seconds = max(1, Int(retryAfter.rounded(.up)))
             return Problem(
                 .tooManyRequests,
-                "This client already has \(clientLimit) fetches waiting for their turn with the Met; answers the cache "
-                    + "holds are not limited, and what must be fetched can be asked for again in \(seconds) s.",
+                "This client already has \(clientLimit) fetches waiting for their turn with \(host); answers the "
+                    + "cache holds are not limited, and what must be fetched can be asked for again in \(seconds) s.",
                 headers: ["Retry-After": String(seconds)])
         }
     }

@@ -34,6 +34,18 @@ extension ServerConfiguration {
             return nil
         },
         ConfigurationOption(
+            flag: "--image-upstream", placeholder: "URL|DIR",
+            defaultText: "https://images.metmuseum.org, or --upstream's directory",
+            help: "The Met's image host (paths /CRDImages/… are added), or a fixture directory; "
+                + "with --upstream DIR, that directory's pictures."
+        ) { configuration, value in
+            guard let location = parseUpstream(value) else {
+                return "expected an http(s):// origin or a directory path, got '\(value)'"
+            }
+            configuration.images.location = location
+            return nil
+        },
+        ConfigurationOption(
             flag: "--data-dir", placeholder: "DIR", defaultText: "$XDG_CACHE_HOME/themet or ~/.cache/themet",
             help: "Directory for persistent state; created if missing."
         ) { configuration, value in
@@ -96,6 +108,41 @@ extension ServerConfiguration {
         integerOption(
             "--upstream-concurrency", "2", "Most upstream requests in flight at once.", range: 1...64
         ) { $0.upstream.concurrency = $1 },
+        rateOption(
+            "--image-rate", "1",
+            "Calls to the image host started per second, on average: a budget and breaker of its own, "
+                + "shared by a group through Redis as the API's is."
+        ) { $0.images.rate = $1 },
+        integerOption(
+            "--image-burst", "3", "Calls to the image host that may start at once after a quiet spell.",
+            range: 1...1_000
+        ) { $0.images.burst = $1 },
+        integerOption(
+            "--image-concurrency", "2", "Most calls to the image host in flight at once.", range: 1...64
+        ) { $0.images.concurrency = $1 },
+        byteSizeOption(
+            "--image-max-bytes", "32MiB",
+            "Largest picture accepted, on the wire and on disk (larger: 502, not stored).", example: "32MiB"
+        ) { $0.images.maxBytes = $1 },
+        integerOption(
+            "--image-max-pixels", "50000000",
+            "Most pixels a picture may declare in its header, checked before any decoding (more: 502, not stored).",
+            range: 1...1_000_000_000
+        ) { $0.images.maxPixels = $1 },
+        ConfigurationOption(
+            flag: "--image-cache-size", placeholder: "BYTES", defaultText: "4GiB",
+            help: "Bound of the picture files (images/ in the data directory), least recently used out first; "
+                + "0 keeps pictures in memory only."
+        ) { configuration, value in
+            guard let bytes = parseByteSize(value), bytes == 0 || bytes >= 1_048_576 else {
+                return "expected 0 or a size of at least 1MiB such as 4GiB, got '\(value)'"
+            }
+            configuration.images.cacheSize = bytes
+            return nil
+        },
+        byteSizeOption(
+            "--image-memory-size", "64MiB", "Bound of the most used pictures kept in memory.", example: "128MiB"
+        ) { $0.images.memorySize = $1 },
         integerOption(
             "--client-queue", "100",
             "Most upstream fetches one client may have waiting for their turn, and objects of its pages being "

@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var upstream = UpstreamSettings()
     /// The memory and disk tiers, their freshness and the sync that keeps them current.
     public var cache: CacheSettings
+    /// The pictures: the image host, its budget, the bounds on a picture, and their tiers.
+    public var images = ImageSettings()
     /// The shared tier in Redis.
     public var redis = RedisSettings()
     /// Standard error's log lines and the access log.
@@ -148,6 +150,36 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var syncInterval: Double = 86_400
 
         public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
+    }
+
+    /// The pictures: the image host, its budget, the bounds on a picture, and their tiers.
+    public struct ImageSettings: Sendable, Equatable {
+        /// The image host's origin (`--image-upstream`), or a fixture directory. Default nil: with
+        /// `--upstream DIR`, that directory's pictures; else `https://images.metmuseum.org`.
+        public var location: UpstreamLocation?
+        /// Calls to the image host started per second, on average, by its own pacer. Default 1: the
+        /// image host sits behind a firewall of its own, as quick to block as the API's
+        /// (docs/MET-API.md §6), and a grid of thumbnails is exactly such a burst.
+        public var rate = 1.0
+        /// Calls to the image host that may start at once after a quiet spell. Default 3.
+        public var burst = 3
+        /// The most calls to the image host in flight at once. Default 2.
+        public var concurrency = 2
+        /// The largest picture accepted, in bytes, on the wire and in a file; a larger one is a 502
+        /// `upstream_malformed`, never stored. Default 32 MiB: the Met's originals, capped at
+        /// 4,000 px, are a few MiB.
+        public var maxBytes = 32 * 1_048_576
+        /// The most pixels a picture may declare in its header (checked before anything decodes
+        /// it); a larger one is a 502 `upstream_malformed`. Default 50 million: a 4,000 × 4,000
+        /// original has 16 million.
+        public var maxPixels = 50_000_000
+        /// The picture files' bound (`images/` in the data directory), in bytes, least recently used
+        /// out first; 0 keeps pictures in memory only. Default 4 GiB.
+        public var cacheSize = 4 << 30
+        /// The bound of the pictures kept in memory, the most used ones, in bytes. Default 64 MiB.
+        public var memorySize = 64 * 1_048_576
+
+        public init() {}
     }
 
     /// The shared tier in Redis.

@@ -18,6 +18,8 @@ public final class CacheEngine: Sendable {
     let client: MetClient
     let fetcher: CachedFetcher<MetResource>
     let driver: PipelineDriver
+    /// The pictures' engine: tiers, client and budget of their own.
+    public let images: ImageEngine
     /// Removes keys from every tier.
     let purges: PurgeHandler
     /// The counters behind `/metrics` that no component keeps itself.
@@ -28,6 +30,9 @@ public final class CacheEngine: Sendable {
     /// - Parameters:
     ///   - configuration: read here only: each component gets its own settings from it.
     ///   - upstream: where misses are fetched.
+    ///   - imageUpstream: where pictures are fetched; nil: `upstream` serves them too (a fixture
+    ///     directory, the tests' fake).
+    ///   - imageFiles: the pictures' persistent tier; nil keeps them in memory only.
     ///   - disk: the persistent tier under memory (see `PersistentTier`); nil for none.
     ///   - shared: the tier shared with other instances under that (see `SharedTier`), whose
     ///     budget and breaker the pacer and the monitor then share; nil for none.
@@ -36,8 +41,8 @@ public final class CacheEngine: Sendable {
     ///     nil keeps identity bodies only.
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, disk: (any PersistentTier)? = nil,
-        shared: (any SharedTier)? = nil, time: any TimeSource, logger: Logger,
-        compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        shared: (any SharedTier)? = nil, imageUpstream: (any Upstream)? = nil, imageFiles: (any PersistentTier)? = nil,
+        time: any TimeSource, logger: Logger, compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
         self.disk = disk
         self.shared = shared
@@ -67,11 +72,16 @@ public final class CacheEngine: Sendable {
         driver = PipelineDriver(
             cache: cache, resolver: fetcher, pacer: pacer, time: time, logger: logger, metrics: metrics)
         purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
+        images = ImageEngine(
+            configuration: configuration, upstream: imageUpstream ?? upstream, files: imageFiles, shared: shared,
+            time: time, logger: logger, metrics: metrics)
         // What the group's other instances announce: a purge, a firewall block.
-        shared?.onEvent { [monitor, pacer, purges, logger, client] event in
+        shared?.onEvent { [monitor, pacer, purges, logger, client, images] event in
             switch event {
             case .purged(let key):
                 purges.dropLocally(key)
+            case .blocked(let seconds, let budget) where budget == ImageEngine.budget:
+                images.adoptBlock(for: seconds, at: time.now(), logger: logger)
             case .blocked(let seconds, let budget):
                 guard budget == client.budget else { return }
                 let now = time.now()

@@ -16,10 +16,11 @@ extension MetricRoute {
     static let health = MetricRoute(index: 12, name: "health")
     static let openapi = MetricRoute(index: 13, name: "openapi")
     static let metrics = MetricRoute(index: 14, name: "metrics")
+    static let images = MetricRoute(index: 15, name: "images")
 
     /// Every label, in the order `/metrics` lists them; the engine's counters are made for these.
     static let all: [MetricRoute] = [
-        .object, .objects, .departments, .search, .widget, .open, .random, .iiif, .explorer, .mirror, .purge,
+        .object, .objects, .departments, .search, .widget, .open, .random, .iiif, .images, .explorer, .mirror, .purge,
         .health, .openapi, .metrics, .none,
     ]
 }

@@ -14,6 +14,9 @@ struct RouteEntry: Sendable {
         /// `prefix{segment}suffix`, with one non-empty segment without `/`, handed to the route
         /// unparsed (`RouteRequest.segment`).
         case segment(prefix: String, suffix: String = "")
+        /// `prefix{rest}`: everything after the prefix, `/` included, non-empty, handed to the
+        /// route unparsed (`RouteRequest.segment`); tried after every segment pattern.
+        case rest(prefix: String)
     }
 
     /// The methods a route answers besides OPTIONS (a CORS preflight, answered by the table).

@@ -14,6 +14,8 @@ final class RouteServices: Sendable {
     let health: HealthHandler
     let metrics: MetricsHandler
     let explorer: ExplorerHandler
+    /// The pictures (`/images/…`).
+    let images: ImageHandler
     let purges: PurgeHandler
     /// Who may purge (`--admin-token`, `--trusted-proxy`).
     let purgeRule: PurgeRule
@@ -30,7 +32,8 @@ final class RouteServices: Sendable {
     init(
         driver: PipelineDriver, presenter: Presenter, generations: SearchGenerations, store: SharedStore,
         widget: WidgetHandler, random: RandomHandler, health: HealthHandler, metrics: MetricsHandler,
-        explorer: ExplorerHandler, purges: PurgeHandler, purgeRule: PurgeRule, searchRenders: Renders,
+        explorer: ExplorerHandler, images: ImageHandler, purges: PurgeHandler, purgeRule: PurgeRule,
+        searchRenders: Renders,
         batchRenders: Renders, manifestRenders: Renders, detailURL: String, publicURL: String?
     ) {
         self.driver = driver
@@ -43,6 +46,7 @@ final class RouteServices: Sendable {
         self.health = health
         self.metrics = metrics
         self.explorer = explorer
+        self.images = images
         self.purges = purges
         self.purgeRule = purgeRule
         self.batchRenders = batchRenders

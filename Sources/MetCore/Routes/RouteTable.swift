@@ -14,6 +14,7 @@ struct RouteTable: Sendable {
         OpenRoutes.byID, OpenRoutes.byLink,
         RandomRoutes.random,
         IIIFRoutes.manifest,
+        ImageRoutes.file,
         ExplorerRoutes.files,
         MirrorRoutes.object, MirrorRoutes.objectList, MirrorRoutes.departments, MirrorRoutes.searchV1,
         MirrorRoutes.searchV11,
@@ -24,22 +25,26 @@ struct RouteTable: Sendable {
     let limits: RequestLimits
     /// Index into `entries` of each exact path.
     private let exact: [String: Int]
-    /// The segment patterns, in table order, as UTF-8 bytes.
+    /// The segment patterns, in table order, then the rest patterns, in table order, as UTF-8
+    /// bytes.
     private let segments: [SegmentPattern]
 
-    /// `prefix{segment}suffix` of the entry at index `entry`.
+    /// `prefix{segment}suffix` (or `prefix{rest}`) of the entry at index `entry`.
     private struct SegmentPattern {
         let entry: Int
         let prefix: [UInt8]
         let suffix: [UInt8]
+        /// The variable part may hold `/` (`RouteEntry.Paths.rest`).
+        let spansSegments: Bool
 
-        /// The `{segment}` of a path's UTF-8 `bytes`: non-empty, without `/`; nil when they do not match.
+        /// The `{segment}` of a path's UTF-8 `bytes`: non-empty, without `/` unless the pattern spans
+        /// segments; nil when they do not match.
         func segment(of bytes: UnsafeBufferPointer<UInt8>) -> String? {
             guard bytes.count > prefix.count + suffix.count, bytes.prefix(prefix.count).elementsEqual(prefix),
                 bytes.suffix(suffix.count).elementsEqual(suffix)
             else { return nil }
             let segment = UnsafeBufferPointer(rebasing: bytes[prefix.count..<(bytes.count - suffix.count)])
-            guard !segment.contains(UInt8(ascii: "/")) else { return nil }
+            guard spansSegments || !segment.contains(UInt8(ascii: "/")) else { return nil }
             return String(decoding: segment, as: UTF8.self)
         }
     }
@@ -48,6 +53,7 @@ struct RouteTable: Sendable {
         self.limits = limits
         var exact: [String: Int] = [:]
         var segments: [SegmentPattern] = []
+        var rests: [SegmentPattern] = []
         for (index, entry) in Self.entries.enumerated() {
             switch entry.paths {
             case .exact(let paths):
@@ -55,11 +61,15 @@ struct RouteTable: Sendable {
                     precondition(exact.updateValue(index, forKey: path) == nil, "\(path) is declared twice")
                 }
             case .segment(let prefix, let suffix):
-                segments.append(SegmentPattern(entry: index, prefix: Array(prefix.utf8), suffix: Array(suffix.utf8)))
+                segments.append(
+                    SegmentPattern(
+                        entry: index, prefix: Array(prefix.utf8), suffix: Array(suffix.utf8), spansSegments: false))
+            case .rest(let prefix):
+                rests.append(SegmentPattern(entry: index, prefix: Array(prefix.utf8), suffix: [], spansSegments: true))
             }
         }
         self.exact = exact
-        self.segments = segments
+        self.segments = segments + rests
     }
 
     /// The index in `entries` of the route `path` matches, with its segment (empty for an exact

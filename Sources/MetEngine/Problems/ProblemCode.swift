@@ -10,6 +10,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case invalidParameter = "invalid_parameter"
     /// `/objects/{id}` with an ID that is not a positive integer.
     case invalidObjectID = "invalid_object_id"
+    /// `/images/{path}` with a path that is not one of the image host's shapes.
+    case invalidImagePath = "invalid_image_path"
     /// A purge (`DELETE /cache/…`) from a client that is not on this machine and has not sent the
     /// `--admin-token` as a bearer token.
     case forbidden = "forbidden"
@@ -25,6 +27,10 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case notPublicDomain = "not_public_domain"
     /// `/iiif/{id}/manifest.json` for a public-domain object whose record has no image URL.
     case noImages = "no_images"
+    /// The image host has no picture at this path.
+    case imageNotFound = "image_not_found"
+    /// A `Range` none of whose bytes the picture has (416, with `Content-Range: bytes */length`).
+    case rangeNotSatisfiable = "range_not_satisfiable"
     /// The route exists but not for this method; `Allow` lists the ones it has.
     case methodNotAllowed = "method_not_allowed"
     /// The request body is larger than the server accepts.
@@ -56,12 +62,13 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     /// The HTTP status that goes with the code.
     public var status: Int {
         switch self {
-        case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID: 400
+        case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID, .invalidImagePath: 400
         case .forbidden: 403
-        case .routeNotFound, .objectNotFound, .noMatch, .notPublicDomain, .noImages: 404
+        case .routeNotFound, .objectNotFound, .noMatch, .notPublicDomain, .noImages, .imageNotFound: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .uriTooLong: 414
+        case .rangeNotSatisfiable: 416
         case .tooManyRequests: 429
         case .headersTooLarge: 431
         case .internalError: 500
@@ -78,12 +85,15 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .unknownParameter: "Unknown query parameter"
         case .invalidParameter: "Invalid query parameter"
         case .invalidObjectID: "Invalid object ID"
+        case .invalidImagePath: "Invalid image path"
         case .forbidden: "Forbidden"
         case .routeNotFound: "No such route"
         case .objectNotFound: "Object not found"
         case .noMatch: "No object matches"
         case .notPublicDomain: "Not in the public domain"
         case .noImages: "No images"
+        case .imageNotFound: "Image not found"
+        case .rangeNotSatisfiable: "Range not satisfiable"
         case .methodNotAllowed: "Method not allowed"
         case .bodyTooLarge: "Request body too large"
         case .uriTooLong: "Request target too long"

@@ -1,0 +1,92 @@
+import MetEngine
+
+/// The pictures' engine, beside the records' in `CacheEngine`: a memory tier of the most used
+/// pictures, the picture files under it, the group's shared tier, and a client of the image host
+/// with a pacer, breaker and group budget (`images`) of its own, so that a block of the image host
+/// pauses pictures only, and the records' budget is never spent on them. One fetcher resolves
+/// pictures through those tiers with the records' rules (single flight across the group,
+/// stale-while-revalidate, stale-if-error, conditional revalidation). Thread-safe.
+public final class ImageEngine: Sendable {
+    /// The most used pictures.
+    let cache: MemoryCache
+    /// The picture files, when there are any.
+    public let files: (any PersistentTier)?
+    /// The image host's breaker and call figures.
+    let monitor: UpstreamMonitor
+    /// The image host's pacer.
+    let pacer: UpstreamPacer
+    let fetcher: CachedFetcher<ImageResource>
+    /// `--image-max-pixels` and `--image-max-bytes`.
+    let maxPixels: Int
+    let maxBytes: Int
+    /// Where the pictures come from, for `/health`.
+    let location: String
+
+    /// The name of the image host's budget and breaker in the shared tier.
+    static let budget = "images"
+
+    /// - Parameters:
+    ///   - upstream: the image host (or a fixture directory's pictures).
+    ///   - files: the pictures' persistent tier; nil keeps them in memory only.
+    ///   - shared: the group's tier, whose `images` budget and breaker this engine shares.
+    ///   - metrics: where upstream calls are counted (as the records' are, under `image`).
+    init(
+        configuration: ServerConfiguration, upstream: any Upstream, files: (any PersistentTier)?,
+        shared: (any SharedTier)?, time: any TimeSource, logger: Logger, metrics: ServerMetrics
+    ) {
+        let settings = configuration.images
+        self.files = files
+        maxPixels = settings.maxPixels
+        maxBytes = settings.maxBytes
+        location = upstream.location
+        cache = MemoryCache(capacity: settings.memorySize)
+        monitor = UpstreamMonitor(blockCooldown: configuration.upstream.blockCooldown)
+        // A fixture directory is read unpaced, as the records' pacer reads one (`CacheEngine`).
+        let isDirectory: Bool
+        switch settings.location ?? configuration.upstream.location {
+        case .directory: isDirectory = true
+        case .origin: isDirectory = false
+        }
+        pacer =
+            isDirectory
+            ? UpstreamPacer(
+                ratePerSecond: 1_000_000, burst: 1_000_000, concurrency: 64,
+                clientLimit: configuration.access.clientQueue, time: time)
+            : UpstreamPacer(
+                ratePerSecond: settings.rate, burst: settings.burst, concurrency: settings.concurrency,
+                clientLimit: configuration.access.clientQueue, time: time)
+        let client = MetClient(
+            upstream: upstream, monitor: monitor, pacer: pacer,
+            retryPolicy: RetryPolicy(maxAttempts: configuration.upstream.retries + 1),
+            attemptTimeout: configuration.upstream.timeout, fetchTimeout: configuration.upstream.requestTimeout,
+            time: time, logger: logger, metrics: metrics,
+            group: shared.map { tier in
+                (
+                    tier,
+                    UpstreamPacer(
+                        ratePerSecond: settings.rate / 4, burst: 1, concurrency: settings.concurrency, time: time)
+                )
+            },
+            budget: Self.budget, host: "the Met's image host")
+        fetcher = CachedFetcher(
+            client: client, cache: cache, disk: files, shared: shared, time: time,
+            freshness: configuration.cache.freshness, compress: nil, metrics: metrics, logger: logger)
+    }
+
+    /// The image host's picture at `path` (an `ImagePath`'s), under this engine's bounds.
+    func resource(_ path: String) -> ImageResource {
+        ImageResource(path: path, maxPixels: maxPixels, maxBytes: maxBytes)
+    }
+
+    /// What another instance of the group announced about the image host: a block.
+    func adoptBlock(for seconds: Double, at now: Double, logger: Logger) {
+        let wasBlocked = monitor.blockedUntil(at: now) != nil
+        monitor.adoptBlock(for: seconds, at: now)
+        if !wasBlocked, let until = monitor.blockedUntil(at: now) {
+            logger.warning(
+                "upstream: another instance of the group was blocked by the image host's firewall; pictures "
+                    + "paused until \(Timestamp.rfc3339(until))")
+        }
+        pacer.failWaiting(with: .blocked)
+    }
+}

@@ -1,0 +1,122 @@
+import MetEngine
+
+/// `/images/{path}`: the image host's pictures through the pictures' tiers (`ImageEngine`). A
+/// picture memory holds fresh (or within stale-while-revalidate, whose refresh starts) is answered
+/// on the loop thread; anything else waits in a task for the fetcher: the picture files, the group,
+/// then the image host, one fetch per picture whoever asks.
+///
+/// A picture goes out as the image host sent it, byte for byte, with its type as its bytes say,
+/// a strong ETag of those bytes, the host's `Last-Modified`, the cache's `Cache-Control`, `Age`
+/// and `Cache-Status`, and `Accept-Ranges`: `If-None-Match` (else `If-Modified-Since`) answers
+/// 304, one `Range` 206 (when `If-Range` still names this picture) or 416. Any thread.
+final class ImageHandler: Sendable {
+    private let engine: ImageEngine
+    private let time: any TimeSource
+    /// `--client-queue`, for a 429's detail.
+    private let clientLimit: Int
+
+    init(engine: ImageEngine, time: any TimeSource, clientLimit: Int) {
+        self.engine = engine
+        self.time = time
+        self.clientLimit = clientLimit
+    }
+
+    /// The answer to a request for the picture at `path`, on the loop thread.
+    func answer(_ path: ImagePath, for request: RouteRequest) -> Answer {
+        let resource = engine.resource(path.path)
+        let now = time.now()
+        let held = engine.cache.entry(for: resource.cacheKey)
+        if let held, let outcome = held.servedOutcome(at: now) {
+            engine.cache.count(outcome)
+            if outcome == .revalidating {
+                engine.fetcher.revalidate(resource, stale: held, claim: request.claim.inBackground)
+            }
+            return .ready(Self.present(held, outcome: outcome, to: request.request, at: now))
+        }
+        let claim = request.claim
+        let request = request.request
+        return .suspended(
+            Suspension { [engine, time, clientLimit] in
+                let resolution = await engine.fetcher.resolve(resource, cached: held, claim: claim, onPlaced: nil)
+                switch resolution {
+                case .entry(let entry, let outcome):
+                    return Self.present(entry, outcome: outcome, to: request, at: time.now())
+                case .failed(let error):
+                    return Presenter.problem(
+                        for: error, fetching: resource.path, from: "the Met's image host", monitor: engine.monitor,
+                        clientLimit: clientLimit, at: time.now()
+                    ).response
+                case .cancelled, .pending:
+                    return Response(status: 499)
+                }
+            })
+    }
+
+    /// The response for `entry` to `request`, as of `now` (see the type's comment).
+    static func present(_ entry: CacheEntry, outcome: CacheOutcome, to request: Request, at now: Double) -> Response {
+        var headers = HTTPFields(capacity: 12)
+        headers.append("Cache-Control", Presenter.cacheControl(entry, at: now))
+        headers.append("Age", String(max(0, Int(now.rounded(.down)) - entry.fetchedSecond)))
+        let ttl = Int((entry.freshUntil - now).rounded(.down))
+        headers.append("Cache-Status", Presenter.cacheStatus(outcome, ttl: ttl))
+        guard entry.status == 200, case .image(let details) = entry.details else {
+            var problem = Problem(.imageNotFound, "The Met's image host has no picture at \(entry.key).")
+            problem.headers = headers
+            var response = problem.response
+            response.cacheOutcome = outcome
+            return response
+        }
+        headers.append("ETag", entry.etag)
+        if let lastModified = details.upstream.lastModified { headers.append("Last-Modified", lastModified) }
+        headers.append("Accept-Ranges", "bytes")
+        if isUnchanged(entry, details, request) {
+            var notModified = Response(status: 304, headers: headers, cacheOutcome: outcome)
+            notModified.date = entry.fetchedDate
+            return notModified
+        }
+        let length = entry.body.count
+        var response: Response
+        if let range = requestedRange(entry, details, request) {
+            guard let bytes = range.resolved(length: length) else {
+                headers.append("Content-Range", "bytes */\(length)")
+                var problem = Problem(
+                    .rangeNotSatisfiable, "The picture has \(length) bytes; the Range asked for none of them.")
+                problem.headers = headers
+                response = problem.response
+                response.cacheOutcome = outcome
+                return response
+            }
+            headers.append("Content-Type", details.contentType)
+            headers.append("Content-Range", "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(length)")
+            response = Response(
+                status: 206, headers: headers, body: Array(entry.body[bytes]), cacheOutcome: outcome)
+        } else {
+            headers.append("Content-Type", details.contentType)
+            response = Response(status: 200, headers: headers, body: entry.body, cacheOutcome: outcome)
+        }
+        response.date = entry.fetchedDate
+        return response
+    }
+
+    /// RFC 9110 §13.2.2's order: `If-None-Match` decides when present (weak comparison); else an
+    /// `If-Modified-Since` equal to the picture's `Last-Modified` (the value a client got from it).
+    private static func isUnchanged(_ entry: CacheEntry, _ details: ImageDetails, _ request: Request) -> Bool {
+        if let tags = request.headers["If-None-Match"] { return ETag.ifNoneMatch(tags, matches: entry.etag) }
+        guard let since = request.headers["If-Modified-Since"], let lastModified = details.upstream.lastModified else {
+            return false
+        }
+        return since == lastModified
+    }
+
+    /// The range to send, when the request asks for one and its `If-Range` (if any) still names
+    /// this picture: its strong ETag exactly, or its `Last-Modified` date exactly (§13.1.5).
+    private static func requestedRange(_ entry: CacheEntry, _ details: ImageDetails, _ request: Request) -> ByteRange? {
+        guard let value = request.headers["Range"], let range = ByteRange(value) else { return nil }
+        if let condition = request.headers["If-Range"] {
+            let trimmed = String(Substring(condition).trimmingSpaces())
+            let current = trimmed.hasPrefix("\"") ? entry.etag : details.upstream.lastModified
+            guard trimmed == current else { return nil }
+        }
+        return range
+    }
+}
