@@ -152,8 +152,9 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
         await flights.run(key, claim: claim, onPlaced: onPlaced) { [self] demand in
             // A flight for this key may have stored its entry between the driver's lookup on the
             // loop and this flight's start: then there is nothing to ask the upstream.
-            if let stored = cache.entry(for: key), stored.isFresh(at: time.now()) {
-                return .success(Fill(entry: stored, source: .memory))
+            let held = cache.entry(for: key)
+            if let held, held.isFresh(at: time.now()) {
+                return .success(Fill(entry: held, source: .memory))
             }
             let kept = disk?.entry(for: key)
             if disk != nil { metrics.countLookup(.disk, LookupResult(kept, at: time.now())) }
@@ -161,9 +162,12 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
                 cache.store(kept)
                 return .success(Fill(entry: kept, source: .disk))
             }
-            guard let shared else { return await fetch(resource, key: key, standIn: kept, demand: demand) }
+            // The newest expired copy either local tier holds: what a conditional request names,
+            // and what stands in if the upstream fails.
+            let standIn = [held, kept].compactMap { $0 }.max { $0.storedAt < $1.storedAt }
+            guard let shared else { return await fetch(resource, key: key, standIn: standIn, demand: demand) }
             return await fillFromGroup(
-                resource, key: key, refreshing: refreshing, shared: shared, kept: kept, demand: demand)
+                resource, key: key, refreshing: refreshing, shared: shared, kept: standIn, demand: demand)
         }
     }
 

@@ -21,6 +21,8 @@ final class FakeUpstream: Upstream {
         /// Answers given in turn, before `answers`: each call takes the first; the last stays.
         var scripts: [String: [Answer]] = [:]
         var calls: [String] = []
+        /// The validators each call sent (nil for an unconditional one), in the order of `calls`.
+        var conditions: [UpstreamValidators?] = []
         var cancellations: [String] = []
         var isHolding = false
         var held: [Int: CheckedContinuation<Bool, Never>] = [:]
@@ -53,6 +55,20 @@ final class FakeUpstream: Upstream {
         precondition(!answers.isEmpty, "a script needs at least one answer")
         state.withLock { $0.scripts[resource.cacheKey] = answers }
     }
+
+    /// Sets (or replaces) the answer for the image host's `path` (a picture's cache key).
+    func answer(path: String, with answer: Answer) {
+        state.withLock { $0.answers[path] = answer }
+    }
+
+    /// Answers the calls for the image host's `path` with `answers` in turn (the last repeats).
+    func answer(path: String, withEach answers: [Answer]) {
+        precondition(!answers.isEmpty, "a script needs at least one answer")
+        state.withLock { $0.scripts[path] = answers }
+    }
+
+    /// The validators each call sent (nil for an unconditional one), in arrival order.
+    var conditions: [UpstreamValidators?] { state.withLock { $0.conditions } }
 
     /// Every call so far, as table keys, in arrival order (held and cancelled calls included).
     var calls: [String] { state.withLock { $0.calls } }
@@ -111,6 +127,7 @@ final class FakeUpstream: Upstream {
         let key = Self.key(path: path, query: query)
         let (id, arrived) = state.withLock { state -> (Int, [Waiter]) in
             state.calls.append(key)
+            state.conditions.append(conditions)
             let count = state.calls.count
             let ready = state.callWaiters.filter { $0.count <= count }
             state.callWaiters.removeAll { $0.count <= count }
