@@ -45,6 +45,8 @@ public final class FakeMet: Responder {
         public var seed: UInt64
         /// Which search generations answer; default both.
         public var searchAPI: SearchGenerations
+        /// The pictures' `Cache-Control: max-age`, in seconds; default the image host's 432,000.
+        public var imageMaxAge = FixtureImages.maxAge
 
         /// - Precondition: `latency >= 0`, `failRate` in 0…1, `blockAfter` not negative,
         ///   `blockSeconds >= 0`.
@@ -295,7 +297,7 @@ public final class FakeMet: Responder {
             headers.append("Content-Type", "text/plain")
             return Response(status: 500, headers: headers, body: Array("\(error)".utf8))
         }
-        headers.append("Cache-Control", "max-age=\(FixtureImages.maxAge)")
+        headers.append("Cache-Control", "max-age=\(options.imageMaxAge)")
         headers.append("ETag", image.etag)
         headers.append("Last-Modified", image.lastModified)
         headers.append("Accept-Ranges", "bytes")
@@ -306,7 +308,10 @@ public final class FakeMet: Responder {
         } else {
             unchanged = request.headers["If-Modified-Since"] == image.lastModified
         }
-        if unchanged { return Response(status: 304, headers: headers) }
+        if unchanged {
+            state.withLock { $0.notModified += 1 }
+            return Response(status: 304, headers: headers)
+        }
         headers.append("Content-Type", image.contentType)
         return Response(status: 200, headers: headers, body: image.bytes)
     }
@@ -325,11 +330,12 @@ public final class FakeMet: Responder {
         headers.append("X-Iinfo", "14-\(serial)-0 0NNN RT(0 0) q(0 -1 -1 -1) r(0 -1)")
     }
 
-    /// `{"total":N,"waiting":W,"blocked":B,"failed":F,"paths":{…},"arrivals":[…]}`, paths sorted.
+    /// `{"total":N,"waiting":W,"blocked":B,"failed":F,"notModified":M,"paths":{…},"arrivals":[…]}`,
+    /// paths sorted.
     /// Not counted, never blocked.
     private func statsResponse() -> Response {
-        let (total, waiting, blocked, failed, paths, arrivals) = state.withLock {
-            ($0.total, $0.waiting, $0.blocked, $0.failed, $0.paths, $0.arrivals)
+        let (total, waiting, blocked, failed, notModified, paths, arrivals) = state.withLock {
+            ($0.total, $0.waiting, $0.blocked, $0.failed, $0.notModified, $0.paths, $0.arrivals)
         }
         var json = JSONWriter()
         json.beginObject()
@@ -337,6 +343,7 @@ public final class FakeMet: Responder {
         json.member("waiting", int: waiting)
         json.member("blocked", int: blocked)
         json.member("failed", int: failed)
+        json.member("notModified", int: notModified)
         json.key("paths")
         json.beginObject()
         for (path, count) in paths.sorted(by: { $0.key < $1.key }) { json.member(path, int: count) }
@@ -395,6 +402,8 @@ public final class FakeMet: Responder {
         var blocked = 0
         /// Requests answered with the injected 503.
         var failed = 0
+        /// Picture requests answered 304 Not Modified.
+        var notModified = 0
         /// Counted requests per decoded path (no query).
         var paths: [String: Int] = [:]
         /// When each request was counted (seconds since 1970, after the latency), the first

@@ -16,7 +16,7 @@ struct FixtureServerOptions {
     static let usage = """
         usage: met-fixture-server [--port N] [--fixtures DIR] [--latency MS] [--fail-rate R]
                                   [--block-after N] [--block-seconds S] [--synthetic N] [--seed N]
-                                  [--search-api both|v1|v1.1]
+                                  [--search-api both|v1|v1.1] [--image-max-age S]
 
           --port N           port on 127.0.0.1; 0 (default) picks a free one
           --fixtures DIR     fixture tree (default: Fixtures)
@@ -28,6 +28,8 @@ struct FixtureServerOptions {
           --seed N           seed for --fail-rate's choices (default 1)
           --search-api G     search generations answered: both (default); v1 (v1.1 search
                              answers 404, as before 2026); v1.1 (v1 search answers 410, retired)
+          --image-max-age S  the pictures' Cache-Control max-age, in seconds (default 432000,
+                             the image host's)
         GET /__stats reports the requests received.
         """
 
@@ -58,6 +60,7 @@ struct FixtureServerOptions {
             case "--block-seconds": options.fake.blockSeconds = try number(0.001...86_400)
             case "--synthetic": options.synthetic = Int(try number(0...10_000_000))
             case "--seed": options.fake.seed = UInt64(try number(0...1e15))
+            case "--image-max-age": options.fake.imageMaxAge = Int(try number(0...31_536_000))
             case "--search-api":
                 guard let generations = FakeMet.SearchGenerations(rawValue: value) else {
                     throw ConfigurationError(flag: flag, reason: "expected both, v1 or v1.1, got '\(value)'")

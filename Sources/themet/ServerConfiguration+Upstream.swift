@@ -12,22 +12,14 @@ extension ServerConfiguration {
             settings: upstream)
     }
 
-    /// The image host this configuration names (`--image-upstream`); nil when the records' upstream
-    /// serves the pictures too (a fixture directory, without `--image-upstream`).
+    /// The image host this configuration names (`imageLocation`); nil when it is the records'
+    /// fixture directory, whose upstream then serves the pictures too.
     func makeImageUpstream() throws(ConfigurationError) -> (any Upstream)? {
-        let location: UpstreamLocation
-        switch (images.location, upstream.location) {
-        case (let given?, _): location = given
-        case (nil, .directory): return nil
-        case (nil, .origin): location = .origin(Self.imageHost)
-        }
+        if case .directory = imageLocation, imageLocation == upstream.location { return nil }
         return try Self.upstream(
-            at: location, flag: "--image-upstream", maxBodyBytes: images.maxBytes, accept: "image/*", settings: upstream
-        )
+            at: imageLocation, flag: "--image-upstream", maxBodyBytes: images.maxBytes, accept: "image/*",
+            settings: upstream)
     }
-
-    /// The Met's image host, where records' picture URLs point.
-    static let imageHost = "https://images.metmuseum.org"
 
     private static func upstream(
         at location: UpstreamLocation, flag: String, maxBodyBytes: Int, accept: String, settings: UpstreamSettings

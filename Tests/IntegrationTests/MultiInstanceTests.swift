@@ -31,6 +31,31 @@ struct MultiInstanceTests {
         #expect(stats.total == 1)
     }
 
+    @Test func aPictureOneInstanceFetchedIsServedByTheOthersWithoutTheImageHost() async throws {
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--latency", "300"],
+            themet: Self.unpaced + ["--upstream-connect-timeout", "30s", "--upstream-timeout", "60s"])
+        let path = "/CRDImages/ep/web-large/DT1567.jpg"
+        let original = "/CRDImages/ep/original/DT1567.jpg"
+        // The fake makes the 4,000 px original now (counted once), not while an instance waits.
+        _ = try await HTTPClient.request(group.fake.baseURL + original)
+        // Concurrent misses over the three: one fetch for the group.
+        let results = try await withThrowingTaskGroup(of: HTTPResult.self) { tasks in
+            for index in 0..<30 { tasks.addTask { try await group.get(index % 3, "/images" + path) } }
+            return try await tasks.reduce(into: [HTTPResult]()) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.status == 200 })
+        #expect(Set(results.map(\.body)).count == 1)
+        // Then a fresh instance's first request: the group's copy, not the image host.
+        let later = try await group.get(2, "/images" + original)
+        let again = try await group.get(1, "/images" + original)
+        #expect(later.status == 200 && again.body == later.body)
+        #expect(again.header("Cache-Status")?.contains("detail=redis") == true)
+        let stats = try await group.upstreamStats()
+        #expect(stats.paths[path] == 1)
+        #expect(stats.paths[original] == 2)  // the test's own request, and one instance's
+    }
+
     @Test func aMissOnOneInstanceIsAHitOnTheOthersWithoutTheUpstream() async throws {
         let group = try await InstanceGroup.start(
             redis: try await RedisServer.shared(), byName: true, fake: ["--synthetic", "1000"], themet: Self.unpaced)

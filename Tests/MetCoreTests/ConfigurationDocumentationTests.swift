@@ -88,8 +88,12 @@ struct HelpDefaultTests {
         #expect(text("--redis") == "none")
         #expect(defaults.redis.address == nil)
 
-        #expect(text("--image-upstream") == "https://images.metmuseum.org, or --upstream's directory")
+        #expect(text("--image-upstream") == "https://images.metmuseum.org, or --upstream when it is not the Met's")
         #expect(defaults.images.location == nil)
+        #expect(defaults.imageLocation == .origin("https://images.metmuseum.org"))
+        var elsewhere = defaults
+        elsewhere.upstream.location = .origin("http://127.0.0.1:9")
+        #expect(elsewhere.imageLocation == .origin("http://127.0.0.1:9"))
 
         #expect(text("--redis-fallback-rate") == "a quarter of --upstream-rate")
         #expect(defaults.redis.fallbackRate == nil)

@@ -35,9 +35,9 @@ extension ServerConfiguration {
         },
         ConfigurationOption(
             flag: "--image-upstream", placeholder: "URL|DIR",
-            defaultText: "https://images.metmuseum.org, or --upstream's directory",
-            help: "The Met's image host (paths /CRDImages/… are added), or a fixture directory; "
-                + "with --upstream DIR, that directory's pictures."
+            defaultText: "https://images.metmuseum.org, or --upstream when it is not the Met's",
+            help: "The Met's image host (paths /CRDImages/… are added), or a fixture directory; by default "
+                + "--upstream's origin or directory when --upstream points elsewhere than the Met."
         ) { configuration, value in
             guard let location = parseUpstream(value) else {
                 return "expected an http(s):// origin or a directory path, got '\(value)'"

@@ -44,4 +44,16 @@ extension ServerConfiguration {
     /// largest the Met sends (the whole object list, about 10 MB as a record) with room to spare.
     /// A larger record stays with the instance that fetched it; a larger reply drops the link.
     public var sharedRecordLimit: Int { 2 * upstream.maxBody + 1_048_576 }
+
+    /// Where pictures come from: `--image-upstream`; without it, the Met's image host when
+    /// `--upstream` is the Met's own API, else `--upstream`'s origin or directory (a fixture
+    /// directory, `met-fixture-server` and a mirror of both hosts serve the image host's paths
+    /// too), so that nothing pointed at a stand-in for the Met reaches the real image host.
+    public var imageLocation: UpstreamLocation {
+        if let given = images.location { return given }
+        return upstream.location == UpstreamSettings().location ? .origin(Self.metImageHost) : upstream.location
+    }
+
+    /// The Met's image host, where records' picture URLs point.
+    public static let metImageHost = "https://images.metmuseum.org"
 }

@@ -154,8 +154,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// The pictures: the image host, its budget, the bounds on a picture, and their tiers.
     public struct ImageSettings: Sendable, Equatable {
-        /// The image host's origin (`--image-upstream`), or a fixture directory. Default nil: with
-        /// `--upstream DIR`, that directory's pictures; else `https://images.metmuseum.org`.
+        /// The image host's origin (`--image-upstream`), or a fixture directory. Default nil: see
+        /// `ServerConfiguration.imageLocation`.
         public var location: UpstreamLocation?
         /// Calls to the image host started per second, on average, by its own pacer. Default 1: the
         /// image host sits behind a firewall of its own, as quick to block as the API's

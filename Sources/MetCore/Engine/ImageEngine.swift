@@ -43,7 +43,7 @@ public final class ImageEngine: Sendable {
         monitor = UpstreamMonitor(blockCooldown: configuration.upstream.blockCooldown)
         // A fixture directory is read unpaced, as the records' pacer reads one (`CacheEngine`).
         let isDirectory: Bool
-        switch settings.location ?? configuration.upstream.location {
+        switch configuration.imageLocation {
         case .directory: isDirectory = true
         case .origin: isDirectory = false
         }

@@ -1,0 +1,143 @@
+import Foundation
+import TestKit
+import Testing
+
+/// `/images/{path}` end to end: `themet` fetching pictures with its real curl client from
+/// `met-fixture-server`, the fake image host, over loopback.
+@Suite("Pictures end to end, through the curl client")
+struct ImageTierTests {
+    static let large = "/CRDImages/ep/web-large/DT1567.jpg"
+    /// Generous upstream timeouts: on a loaded machine (parallel suites, a debug build making
+    /// 4,000 px pictures) a slow answer must not become a retry, which the fake would count.
+    static let patient = ["--upstream-connect-timeout", "30s", "--upstream-timeout", "60s"]
+
+    /// The fake host's own bytes for `path`, asked of it directly.
+    static func hostBytes(_ servers: Servers, _ path: String) async throws -> Data {
+        try await HTTPClient.request(servers.fake.baseURL + path).body
+    }
+
+    @Test func oneHundredConcurrentMissesAreOneRequestToTheImageHost() async throws {
+        let servers = try await Servers.start(themet: Self.patient)
+        let results = try await withThrowingTaskGroup(of: HTTPResult.self) { group in
+            for _ in 0..<100 { group.addTask { try await servers.get("/images" + Self.large) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let expected = try await Self.hostBytes(servers, Self.large)
+        for result in results {
+            #expect(result.status == 200)
+            #expect(result.body == expected)
+            #expect(result.header("Content-Type") == "image/jpeg")
+        }
+        // One from themet, one from this test.
+        #expect(try await servers.upstreamStats().paths[Self.large] == 2)
+    }
+
+    @Test func rangesConditionalsAndHead() async throws {
+        let servers = try await Servers.start(themet: Self.patient)
+        let route = "/images" + Self.large
+        let whole = try await servers.get(route)
+        let bytes = [UInt8](whole.body)
+        let etag = try #require(whole.header("ETag"))
+        let length = bytes.count
+        #expect(whole.header("Accept-Ranges") == "bytes")
+        #expect(whole.header("Last-Modified") != nil)
+
+        let first = try await servers.get(route, headers: ["Range": "bytes=0-0"])
+        #expect(first.status == 206 && [UInt8](first.body) == [bytes[0]])
+        #expect(first.header("Content-Range") == "bytes 0-0/\(length)")
+        let last = try await servers.get(route, headers: ["Range": "bytes=-500"])
+        #expect(last.status == 206 && [UInt8](last.body) == Array(bytes.suffix(500)))
+        let middle = try await servers.get(route, headers: ["Range": "bytes=1000-1999"])
+        #expect(middle.status == 206 && [UInt8](middle.body) == Array(bytes[1000...1999]))
+        let beyond = try await servers.get(route, headers: ["Range": "bytes=\(length)-"])
+        #expect(beyond.status == 416 && beyond.header("Content-Range") == "bytes */\(length)")
+        let stale = try await servers.get(route, headers: ["Range": "bytes=0-9", "If-Range": "\"not-it\""])
+        #expect(stale.status == 200 && [UInt8](stale.body) == bytes)
+        let current = try await servers.get(route, headers: ["Range": "bytes=0-9", "If-Range": etag])
+        #expect(current.status == 206 && current.body.count == 10)
+
+        let unchanged = try await servers.get(route, headers: ["If-None-Match": etag])
+        #expect(unchanged.status == 304 && unchanged.body.isEmpty)
+        let head = try await servers.get(route, method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty && head.header("Content-Length") == String(length))
+        #expect(try await servers.upstreamStats().paths[Self.large] == 1)
+    }
+
+    @Test func anExpiredPictureIsRevalidatedWithA304AndNoBody() async throws {
+        let servers = try await Servers.start(
+            fake: ["--image-max-age", "1"], themet: ["--stale-while-revalidate", "0"] + Self.patient)
+        let route = "/images" + Self.large
+        let first = try await servers.get(route)
+        try await Task.sleep(for: .milliseconds(2_100))
+        let second = try await servers.get(route)
+        #expect(second.status == 200 && second.body == first.body)
+        #expect(second.header("ETag") == first.header("ETag"))
+        let stats = try await HTTPClient.request(servers.fake.baseURL + "/__stats").json()
+        #expect((stats["paths"] as? [String: Int])?[Self.large] == 2)
+        #expect(stats["notModified"] as? Int == 1)
+    }
+
+    @Test(arguments: [
+        "/CRDImages/ts/original/bomb.jpg", "/CRDImages/ts/original/not-an-image.jpg",
+        "/CRDImages/ts/original/truncated.jpg", "/CRDImages/ts/original/oversized.jpg",
+    ])
+    func whatIsNotAWholePictureWithinBoundsIsA502NeverStored(path: String) async throws {
+        let servers = try await Servers.start(themet: Self.patient)
+        for _ in 0..<2 {
+            let response = try await servers.get("/images" + path)
+            #expect(response.status == 502)
+            #expect(try response.json()["code"] as? String == "upstream_malformed")
+        }
+        // Never stored: the second request asked again.
+        #expect(try await servers.upstreamStats().paths[path] == 2)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: servers.dataDirectory + "/images/files")
+        #expect(!files.contains { $0.hasSuffix(".img") }, "\(files)")
+    }
+
+    @Test func aBlockOfTheImageHostPausesPicturesOnly() async throws {
+        // A second fake as the image host, blocking after its first request; the API's is healthy.
+        let imageHost = try await RunningProcess(
+            BuiltProducts.fixtureServer,
+            ["--port", "0", "--fixtures", BuiltProducts.fixtures.path, "--block-after", "1"])
+        let servers = try await Servers.start(themet: ["--image-upstream", imageHost.baseURL] + Self.patient)
+        #expect(try await servers.get("/images" + Self.large).status == 200)
+        let blocked = try await servers.get("/images/CRDImages/ep/original/DT1567.jpg")
+        #expect(blocked.status == 503 && blocked.header("Retry-After") != nil)
+        #expect(try blocked.json()["code"] as? String == "upstream_blocked")
+        // The breaker keeps further pictures from the host; records keep flowing from the API.
+        #expect(try await servers.get("/images/CRDImages/ep/web-large/DT1947.jpg").status == 503)
+        #expect(try await servers.get("/objects/436535").status == 200)
+        let imageStats = try await HTTPClient.request(imageHost.baseURL + "/__stats").json()
+        #expect(imageStats["total"] as? Int == 2)
+        #expect(try await servers.upstreamStats().paths.keys.allSatisfy { !$0.hasPrefix("/CRDImages") })
+    }
+
+    @Test func aKilledServerNeverServesATornPictureAfterItsRestart() async throws {
+        let servers = try await Servers.start(themet: Self.patient)
+        let paths = [
+            "/CRDImages/ep/original/DT1567.jpg", "/CRDImages/ep/original/DT1947.jpg",
+            "/CRDImages/ep/original/DP130999.jpg", "/CRDImages/as/original/DP251139.jpg",
+        ]
+        // The fake makes each 4,000 px picture once, now, so that themet's fetches are all writing.
+        var expected: [String: Data] = [:]
+        for path in paths { expected[path] = try await Self.hostBytes(servers, path) }
+        // Asked at once, killed while some are being written.
+        let asked = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for path in paths { group.addTask { _ = try? await servers.get("/images" + path) } }
+                try await group.waitForAll()
+            }
+        }
+        _ = try await servers.get("/images" + paths[0])
+        servers.themet.signal(SIGKILL)
+        _ = await servers.themet.waitForExit()
+        _ = try? await asked.value
+        let restarted = try await servers.restartingThemet(Self.patient)
+        for path in paths {
+            let served = try await restarted.get("/images" + path)
+            #expect(served.status == 200)
+            #expect(served.body == expected[path], "\(path)")
+        }
+        restarted.themet.stop()
+    }
+}
