@@ -20,7 +20,7 @@ struct HealthTests {
         let document = try health(harness)
         #expect(
             Set(document.keys) == [
-                "status", "version", "uptimeSeconds", "upstream", "cache", "disk", "redis", "store",
+                "status", "version", "uptimeSeconds", "upstream", "cache", "disk", "redis", "store", "images",
             ])
         #expect(document["disk"] is NSNull)  // the harness has no persistent tier
         #expect(document["redis"] is NSNull)  // nor a shared one

@@ -15,13 +15,16 @@ struct HealthHandler: Sendable {
     let upstreamLocation: String
     /// When the server started, seconds since 1970.
     let startedAt: Double
+    /// The pictures' engine: its host, tiers and figures.
+    let images: ImageEngine
     /// The document served at `/openapi.yaml`, as an entry stored at start-up.
     let openAPIDocument: CacheEntry
 
     /// `GET /health`: liveness, the upstream's state (breaker, cool-down, calls by outcome, the
     /// pacer's figures), the memory tier's figures, the persistent tier's (null when it is off), the
-    /// shared tier's (null without `--redis`) and the shared store's. Always 200 while the server
-    /// runs; `status` is `degraded` when the upstream is blocked or failing, or Redis is down.
+    /// shared tier's (null without `--redis`), the shared store's, and the pictures' (`images`: the
+    /// image host's state and pacer, their memory tier, their files). Always 200 while the server
+    /// runs; `status` is `degraded` when either host is blocked or failing, or Redis is down.
     func health() -> Response {
         let now = time.now()
         let state = monitor.state(at: now)
@@ -29,12 +32,58 @@ struct HealthHandler: Sendable {
         let sharedStatus = shared?.status
         var json = JSONWriter()
         json.beginObject()
-        json.member("status", string: state == .ok && sharedStatus?.connected != false ? "ok" : "degraded")
+        let imagesState = images.monitor.state(at: now)
+        json.member(
+            "status",
+            string: state == .ok && imagesState == .ok && sharedStatus?.connected != false ? "ok" : "degraded")
         json.member("version", string: MetService.version)
         json.member("uptimeSeconds", int: Int(now - startedAt))
         json.key("upstream")
+        Self.writeUpstream(monitor: monitor, pacer: pacer, location: upstreamLocation, at: now, to: &json)
+        json.key("cache")
+        Self.write(figures, inFlight: flights.inFlight, to: &json)
+        json.key("disk")
+        if let disk { Self.write(disk.statistics, to: &json) } else { json.null() }
+        json.key("redis")
+        if let sharedStatus { Self.write(sharedStatus, to: &json) } else { json.null() }
+        let storeCounts = store.counts
+        json.key("store")
         json.beginObject()
-        json.member("location", string: upstreamLocation)
+        json.member("records", int: store.records.count)
+        json.member("replacements", int: storeCounts.replacements)
+        json.member("writes", int: storeCounts.writes)
+        json.endObject()
+        json.key("images")
+        json.beginObject()
+        json.key("upstream")
+        Self.writeUpstream(
+            monitor: images.monitor, pacer: images.pacer, location: images.location, at: now, to: &json)
+        json.key("cache")
+        Self.write(images.cache.statistics, inFlight: images.fetcher.flights.inFlight, to: &json)
+        json.key("files")
+        if let files = images.files { Self.write(files.statistics, to: &json) } else { json.null() }
+        json.endObject()
+        json.endObject()
+        return Response(
+            status: 200, headers: ["Content-Type": Response.jsonContentType, "Cache-Control": "no-store"],
+            body: json.bytes)
+    }
+
+    /// `GET /openapi.yaml`, presented as of its creation: the document never ages while the
+    /// process runs.
+    func openAPI(_ presentation: Presentation, presenter: Presenter) -> Response {
+        presenter.present(
+            openAPIDocument, presentation, outcome: .none, at: openAPIDocument.storedAt,
+            contentType: "application/yaml; charset=utf-8")
+    }
+
+    /// An upstream host's figures: where it is, its breaker, its calls by outcome, its pacer.
+    private static func writeUpstream(
+        monitor: UpstreamMonitor, pacer: UpstreamPacer, location: String, at now: Double, to json: inout JSONWriter
+    ) {
+        let state = monitor.state(at: now)
+        json.beginObject()
+        json.member("location", string: location)
         json.member("state", string: state.name)
         json.key("blockedUntil")
         if case .blocked(let until) = state { json.string(Self.timestamp(until)) } else { json.null() }
@@ -65,7 +114,10 @@ struct HealthHandler: Sendable {
         json.member("refused", int: pacer.refused)
         json.endObject()
         json.endObject()
-        json.key("cache")
+    }
+
+    /// A memory tier's figures, with the fetches in flight through it.
+    private static func write(_ figures: CacheStatistics, inFlight: Int, to json: inout JSONWriter) {
         json.beginObject()
         json.member("entries", int: figures.entries)
         json.member("bytes", int: figures.bytes)
@@ -78,31 +130,8 @@ struct HealthHandler: Sendable {
         json.member("revalidating", int: figures.revalidating)
         json.member("staleServed", int: figures.staleServed)
         json.member("evictions", int: figures.evictions)
-        json.member("inFlight", int: flights.inFlight)
+        json.member("inFlight", int: inFlight)
         json.endObject()
-        json.key("disk")
-        if let disk { Self.write(disk.statistics, to: &json) } else { json.null() }
-        json.key("redis")
-        if let sharedStatus { Self.write(sharedStatus, to: &json) } else { json.null() }
-        let storeCounts = store.counts
-        json.key("store")
-        json.beginObject()
-        json.member("records", int: store.records.count)
-        json.member("replacements", int: storeCounts.replacements)
-        json.member("writes", int: storeCounts.writes)
-        json.endObject()
-        json.endObject()
-        return Response(
-            status: 200, headers: ["Content-Type": Response.jsonContentType, "Cache-Control": "no-store"],
-            body: json.bytes)
-    }
-
-    /// `GET /openapi.yaml`, presented as of its creation: the document never ages while the
-    /// process runs.
-    func openAPI(_ presentation: Presentation, presenter: Presenter) -> Response {
-        presenter.present(
-            openAPIDocument, presentation, outcome: .none, at: openAPIDocument.storedAt,
-            contentType: "application/yaml; charset=utf-8")
     }
 
     /// The persistent tier's figures, as the `disk` object.

@@ -63,7 +63,7 @@ public final class MetService: Responder {
             time: time, monitor: monitor, pacer: pacer, cache: cache, disk: disk, shared: shared,
             flights: engine.flights,
             store: store,
-            upstreamLocation: engine.client.upstream.location, startedAt: startedAt,
+            upstreamLocation: engine.client.upstream.location, startedAt: startedAt, images: engine.images,
             openAPIDocument: CacheEntry(
                 key: "/openapi.yaml", kind: .document, status: 200, body: openAPI, storedAt: startedAt,
                 policy: FreshnessPolicy(), compress: compress))
@@ -79,7 +79,7 @@ public final class MetService: Responder {
             health: health,
             metrics: MetricsHandler(
                 metrics: metrics, time: time, cache: cache, disk: disk, shared: shared, flights: engine.flights,
-                pacer: pacer, monitor: monitor, startedAt: startedAt),
+                pacer: pacer, monitor: monitor, startedAt: startedAt, images: engine.images),
             explorer: ExplorerHandler(storedAt: startedAt, compress: compress),
             images: ImageHandler(engine: engine.images, time: time, clientLimit: configuration.access.clientQueue),
             purges: engine.purges,

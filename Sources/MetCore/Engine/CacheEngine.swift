@@ -74,7 +74,7 @@ public final class CacheEngine: Sendable {
         purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
         images = ImageEngine(
             configuration: configuration, upstream: imageUpstream ?? upstream, files: imageFiles, shared: shared,
-            time: time, logger: logger, metrics: metrics)
+            time: time, logger: logger)
         // What the group's other instances announce: a purge, a firewall block.
         shared?.onEvent { [monitor, pacer, purges, logger, client, images] event in
             switch event {

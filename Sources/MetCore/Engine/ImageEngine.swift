@@ -21,6 +21,9 @@ public final class ImageEngine: Sendable {
     let maxBytes: Int
     /// Where the pictures come from, for `/health`.
     let location: String
+    /// The pictures' own counters (lookups in their tiers, calls to the image host), apart from the
+    /// records' so that neither's figures include the other's.
+    let metrics = ServerMetrics()
 
     /// The name of the image host's budget and breaker in the shared tier.
     static let budget = "images"
@@ -29,10 +32,9 @@ public final class ImageEngine: Sendable {
     ///   - upstream: the image host (or a fixture directory's pictures).
     ///   - files: the pictures' persistent tier; nil keeps them in memory only.
     ///   - shared: the group's tier, whose `images` budget and breaker this engine shares.
-    ///   - metrics: where upstream calls are counted (as the records' are, under `image`).
     init(
         configuration: ServerConfiguration, upstream: any Upstream, files: (any PersistentTier)?,
-        shared: (any SharedTier)?, time: any TimeSource, logger: Logger, metrics: ServerMetrics
+        shared: (any SharedTier)?, time: any TimeSource, logger: Logger
     ) {
         let settings = configuration.images
         self.files = files

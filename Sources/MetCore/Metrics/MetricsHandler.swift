@@ -16,6 +16,8 @@ struct MetricsHandler: Sendable {
     let monitor: UpstreamMonitor
     /// When the server started, seconds since 1970.
     let startedAt: Double
+    /// The pictures' engine, whose figures are shown apart (`themet_image_*`).
+    let images: ImageEngine
 
     /// The exposition format's media type.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -25,6 +27,7 @@ struct MetricsHandler: Sendable {
         requests(&text)
         cacheTiers(&text)
         upstream(&text)
+        pictures(&text)
         if let shared { Self.sharedTier(shared.status, &text) }
         text.family("themet_build_info", "gauge", "The server's version, as a label; always 1.")
         text.sample("themet_build_info", ["version": MetService.version], 1)
@@ -113,15 +116,17 @@ struct MetricsHandler: Sendable {
         text.family("themet_upstream_requests_total", "counter", "Upstream attempts, by endpoint and outcome.")
         for (endpoint, kind) in ServerMetrics.endpoints.enumerated() {
             for (index, outcome) in UpstreamOutcome.allCases.enumerated() {
+                // The image host's calls are counted by the pictures' engine.
+                let source = kind == .image ? images.metrics : metrics
                 text.sample(
                     "themet_upstream_requests_total", ["endpoint": Self.label(kind), "outcome": outcome.rawValue],
-                    Double(metrics.upstreamCount(endpoint, index)))
+                    Double(source.upstreamCount(endpoint, index)))
             }
         }
         text.family(
             "themet_upstream_request_duration_seconds", "histogram", "Time one upstream attempt took, by endpoint.")
         for (endpoint, kind) in ServerMetrics.endpoints.enumerated() {
-            let snapshot = metrics.upstreamDuration(endpoint)
+            let snapshot = (kind == .image ? images.metrics : metrics).upstreamDuration(endpoint)
             guard snapshot.count > 0 else { continue }
             text.histogram("themet_upstream_request_duration_seconds", ["endpoint": Self.label(kind)], snapshot)
         }
@@ -151,6 +156,56 @@ struct MetricsHandler: Sendable {
         }
         text.family("themet_breaker_trips_total", "counter", "Firewall blocks that paused every upstream call.")
         text.sample("themet_breaker_trips_total", [:], Double(monitor.trips))
+    }
+
+    /// The pictures' tiers, responses and breaker (their upstream calls are in
+    /// `themet_upstream_requests_total{endpoint="image"}`).
+    private func pictures(_ text: inout MetricsText) {
+        let memory = images.cache.statistics
+        let files = images.files?.statistics
+        text.family("themet_image_entries", "gauge", "Pictures each picture tier holds.")
+        text.sample("themet_image_entries", ["tier": "memory"], Double(memory.entries))
+        if let entries = files?.entries { text.sample("themet_image_entries", ["tier": "files"], Double(entries)) }
+        text.family("themet_image_bytes", "gauge", "Bytes of the pictures each picture tier holds.")
+        text.sample("themet_image_bytes", ["tier": "memory"], Double(memory.bytes))
+        if let bytes = files?.bytes { text.sample("themet_image_bytes", ["tier": "files"], Double(bytes)) }
+        text.family(
+            "themet_image_capacity_bytes", "gauge",
+            "Each picture tier's bound (--image-memory-size, --image-cache-size).")
+        text.sample("themet_image_capacity_bytes", ["tier": "memory"], Double(memory.capacity))
+        if let files { text.sample("themet_image_capacity_bytes", ["tier": "files"], Double(files.capacity)) }
+        text.family(
+            "themet_image_responses_total", "counter",
+            "Pictures answered, by where they came from (hit: memory, disk_hit: the files, redis_hit: the group).")
+        let outcomes: [(String, Int)] = [
+            ("hit", memory.hits), ("disk_hit", memory.diskHits), ("redis_hit", memory.sharedHits),
+            ("miss", memory.misses), ("collapsed", memory.collapsed), ("revalidating", memory.revalidating),
+            ("stale", memory.staleServed),
+        ]
+        for (name, count) in outcomes { text.sample("themet_image_responses_total", ["cache": name], Double(count)) }
+        if let files {
+            text.family(
+                "themet_image_files_damaged_total", "counter",
+                "Picture files whose length or hash no longer matched their index row: a miss, never an answer.")
+            text.sample("themet_image_files_damaged_total", [:], Double(files.corrupt))
+            text.family("themet_image_files_errors_total", "counter", "Picture file reads and writes that failed.")
+            text.sample("themet_image_files_errors_total", ["operation": "read"], Double(files.readErrors))
+            text.sample("themet_image_files_errors_total", ["operation": "write"], Double(files.writeErrors))
+            text.family(
+                "themet_image_files_evictions_total", "counter", "Picture files removed to stay within the bound.")
+            text.sample("themet_image_files_evictions_total", [:], Double(files.evictions))
+        }
+        text.family("themet_image_fetches_in_flight", "gauge", "Pictures being fetched (single flights running).")
+        text.sample("themet_image_fetches_in_flight", [:], Double(images.fetcher.flights.inFlight))
+        let state = images.monitor.state(at: time.now())
+        text.family(
+            "themet_image_breaker_state", "gauge",
+            "The image host's firewall breaker: 1 for the current state, 0 for the others.")
+        for name in ["ok", "blocked", "unreachable"] {
+            text.sample("themet_image_breaker_state", ["state": name], state.name == name ? 1 : 0)
+        }
+        text.family("themet_image_breaker_trips_total", "counter", "Image host blocks that paused every picture fetch.")
+        text.sample("themet_image_breaker_trips_total", [:], Double(images.monitor.trips))
     }
 
     private static func sharedTier(_ status: SharedTierStatus, _ text: inout MetricsText) {
