@@ -24,8 +24,12 @@ public struct ImageHeader: Sendable, Equatable {
     /// Pixels down, at least 1.
     public let height: Int
 
-    /// Width times height.
-    public var pixels: Int { width * height }
+    /// Width times height; `Int.max` when that does not fit (a declared size is hostile: two
+    /// 32-bit sides overflow 64 bits).
+    public var pixels: Int {
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow ? Int.max : product
+    }
 
     /// Reads the format and pixel size of a whole file's `bytes`, and checks that the file is
     /// whole: a JPEG must end with its end-of-image marker, a PNG with its `IEND` chunk, a WebP

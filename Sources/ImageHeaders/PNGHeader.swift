@@ -9,6 +9,10 @@ enum PNGHeader {
         guard let width = bytes.integer(at: 16, width: 4), let height = bytes.integer(at: 20, width: 4) else {
             return .failure(.truncated("PNG ends inside IHDR"))
         }
+        // PNG §11.2.2: each side at most 2^31 − 1.
+        guard width <= Int(Int32.max), height <= Int(Int32.max) else {
+            return .failure(.malformed("PNG of \(width) × \(height) pixels"))
+        }
         // The last chunk: IEND, empty, with its fixed CRC.
         guard bytes.matches(Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82], at: bytes.count - 8) else {
             return .failure(.truncated("PNG does not end with IEND"))

@@ -74,6 +74,22 @@ struct ImageHeaderTests {
         #expect(ImageHeader.read(big) == .success(ImageHeader(format: .tiff, width: 4000, height: 3000)))
     }
 
+    @Test("Sides whose product overflows 64 bits are refused, never multiplied into a trap")
+    func overflowingSides() {
+        func png(_ side: [UInt8]) -> [UInt8] {
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + side + side
+                + [8, 2, 0, 0, 0, 0, 0, 0, 0] + [0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82]
+        }
+        guard case .failure(.malformed) = ImageHeader.read(png([0xFF, 0xFF, 0xFF, 0xFF])) else {
+            Issue.record("a PNG of 4,294,967,295 px a side was read")
+            return
+        }
+        #expect(ImageHeader(format: .png, width: Int.max / 2, height: 3).pixels == Int.max)
+        #expect(
+            ImageHeader.read(png([0x7F, 0xFF, 0xFF, 0xFF]))
+                == .success(ImageHeader(format: .png, width: 2_147_483_647, height: 2_147_483_647)))
+    }
+
     @Test(
         "What is not an image says so",
         arguments: [
