@@ -22,6 +22,8 @@ int vips_linear1(VipsImage *in, VipsImage **out, double a, double b, ...);
 int vips_add(VipsImage *left, VipsImage *right, VipsImage **out, ...);
 int vips_multiply(VipsImage *left, VipsImage *right, VipsImage **out, ...);
 int vips_cast_uchar(VipsImage *in, VipsImage **out, ...);
+int vips_resize(VipsImage *in, VipsImage **out, double scale, ...);
+void vips_concurrency_set(int concurrency);
 int vips_bandjoin(VipsImage **in, VipsImage **out, int n, ...);
 int vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
 int vips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
@@ -52,6 +54,10 @@ static inline int cvips_add(VipsImage *left, VipsImage *right, VipsImage **out) 
 
 static inline int cvips_multiply(VipsImage *left, VipsImage *right, VipsImage **out) {
     return vips_multiply(left, right, out, NULL);
+}
+
+static inline int cvips_resize(VipsImage *in, VipsImage **out, double horizontal, double vertical) {
+    return vips_resize(in, out, horizontal, "vscale", vertical, NULL);
 }
 
 static inline int cvips_cast_uchar(VipsImage *in, VipsImage **out) {

@@ -73,6 +73,13 @@ extension Picture {
         try Self.make("multiply") { cvips_multiply(image, other.image, $0) }
     }
 
+    /// This image resized to exactly `width` × `height` pixels (libvips's default kernel).
+    public func resized(width: Int, height: Int) throws(VipsError) -> Picture {
+        let across = Double(width) / Double(self.width)
+        let down = Double(height) / Double(self.height)
+        return try Self.make("resize") { cvips_resize(image, $0, across, down) }
+    }
+
     /// Three one-band images as the bands of one 8-bit sRGB image (values clipped to 0…255).
     public static func rgb(_ red: Picture, _ green: Picture, _ blue: Picture) throws(VipsError) -> Picture {
         let joined = try make("bandjoin") { cvips_bandjoin3(red.image, green.image, blue.image, $0) }

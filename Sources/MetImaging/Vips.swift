@@ -22,6 +22,13 @@ public enum Vips {
         }
     }
 
+    /// Sets how many threads libvips's operations use (its default: one per core). A process that
+    /// makes pictures beside other work, such as the fake image host beside the tests, takes one.
+    public static func limitThreads(to count: Int) {
+        guard start() else { return }
+        vips_concurrency_set(CInt(count))
+    }
+
     /// libvips's message about the latest failure on this thread, cleared once read.
     static func lastError(_ operation: String) -> VipsError {
         let text = String(String(cString: vips_error_buffer()).reversed().drop(while: \.isNewline).reversed())

@@ -81,20 +81,32 @@ public final class CacheEngine: Sendable {
             case .purged(let key):
                 purges.dropLocally(key)
             case .blocked(let seconds, let budget) where budget == ImageEngine.budget:
-                images.adoptBlock(for: seconds, at: time.now(), logger: logger)
+                Self.adoptBlock(
+                    for: seconds, monitor: images.monitor, pacer: images.pacer, at: time.now(), logger: logger,
+                    paused: "the image host's firewall; pictures")
             case .blocked(let seconds, let budget):
                 guard budget == client.budget else { return }
-                let now = time.now()
-                let wasBlocked = monitor.blockedUntil(at: now) != nil
-                monitor.adoptBlock(for: seconds, at: now)
-                if !wasBlocked, let until = monitor.blockedUntil(at: now) {
-                    logger.warning(
-                        "upstream: another instance of the group was blocked by the Met's firewall; every upstream "
-                            + "call paused until \(Timestamp.rfc3339(until))")
-                }
-                pacer.failWaiting(with: .blocked)
+                Self.adoptBlock(
+                    for: seconds, monitor: monitor, pacer: pacer, at: time.now(), logger: logger,
+                    paused: "the Met's firewall; every upstream call")
             }
         }
+    }
+
+    /// A block another instance of the group announced for one host: its breaker opens (the log
+    /// says so once, `paused` naming the firewall and what waits), and the calls waiting for it fail.
+    private static func adoptBlock(
+        for seconds: Double, monitor: UpstreamMonitor, pacer: UpstreamPacer, at now: Double, logger: Logger,
+        paused: String
+    ) {
+        let wasBlocked = monitor.blockedUntil(at: now) != nil
+        monitor.adoptBlock(for: seconds, at: now)
+        if !wasBlocked, let until = monitor.blockedUntil(at: now) {
+            logger.warning(
+                "upstream: another instance of the group was blocked by \(paused) paused until "
+                    + Timestamp.rfc3339(until))
+        }
+        pacer.failWaiting(with: .blocked)
     }
 
     /// The pacer `configuration` asks for (`--upstream-rate`, `--upstream-burst`,

@@ -79,16 +79,4 @@ public final class ImageEngine: Sendable {
     func resource(_ path: String) -> ImageResource {
         ImageResource(path: path, maxPixels: maxPixels, maxBytes: maxBytes)
     }
-
-    /// What another instance of the group announced about the image host: a block.
-    func adoptBlock(for seconds: Double, at now: Double, logger: Logger) {
-        let wasBlocked = monitor.blockedUntil(at: now) != nil
-        monitor.adoptBlock(for: seconds, at: now)
-        if !wasBlocked, let until = monitor.blockedUntil(at: now) {
-            logger.warning(
-                "upstream: another instance of the group was blocked by the image host's firewall; pictures "
-                    + "paused until \(Timestamp.rfc3339(until))")
-        }
-        pacer.failWaiting(with: .blocked)
-    }
 }
