@@ -6,7 +6,7 @@ PORT        ?= 8080
 ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev libssl-dev libvips-dev \
 	ca-certificates
-TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light
+TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light gdb
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
@@ -64,7 +64,8 @@ deps:
 ## tier of the multi-instance tests (Tests/with-redis starts one for the run and stops it after);
 ## chromium and chromium-driver run the explorer's tests (Tests/Python/run starts and stops them);
 ## openssl makes the certificate of their stand-in for the Met's image host; nginx-light is the
-## reverse proxy the README documents, which the sharing tests put in front of themet.
+## reverse proxy the README documents, which the sharing tests put in front of themet; gdb prints
+## the threads of a test run that passes its deadline (Tests/with-deadline).
 test-deps: deps
 	$(call apt_install,$(TEST_APT_PACKAGES))
 
@@ -77,9 +78,13 @@ serve: build
 demo: build
 	.build/release/themet serve --port $(PORT) --upstream Fixtures --data-dir .build/demo-data $(ARGS)
 
+# The most seconds one run of the Swift tests may take (minutes are usual) before Tests/with-deadline
+# prints its threads and stops it.
+TEST_DEADLINE ?= 1200
+
 test: test-deps lint
 	$(SWIFT) build --build-tests
-	Tests/with-redis $(SWIFT) test --skip-build
+	Tests/with-redis Tests/with-deadline $(TEST_DEADLINE) $(SWIFT) test --skip-build
 	Tests/with-redis $(MAKE) test-contract
 	$(MAKE) test-python
 
@@ -126,10 +131,10 @@ test-tsan: test-deps
 	rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
 	status=0; export THEMET_BIN_DIR="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)" \
 	TSAN_OPTIONS="log_path=$(CURDIR)/.build-tsan/reports/tsan"; \
-	Tests/with-redis $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-	    --skip '$(TIMED_TESTS)' || status=$$?; \
-	Tests/with-redis $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-	    --filter '$(TIMED_TESTS)' --no-parallel || status=$$?; \
+	Tests/with-redis Tests/with-deadline $(TEST_DEADLINE) $(SWIFT) test --skip-build --sanitize=thread \
+	    --scratch-path .build-tsan --skip '$(TIMED_TESTS)' || status=$$?; \
+	Tests/with-redis Tests/with-deadline $(TEST_DEADLINE) $(SWIFT) test --skip-build --sanitize=thread \
+	    --scratch-path .build-tsan --filter '$(TIMED_TESTS)' --no-parallel || status=$$?; \
 	if ls .build-tsan/reports/tsan* >/dev/null 2>&1; then \
 	    cat .build-tsan/reports/tsan*; echo "ThreadSanitizer reported data races"; exit 1; fi; \
 	exit $$status

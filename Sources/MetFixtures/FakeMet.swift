@@ -1,6 +1,7 @@
 import Foundation
 import MetCore
 import MetEngine
+import MetImaging
 
 /// The fake Met Collection API as a `Responder`: answers from a `FixtureArchive` with the real
 /// API's transport habits (chunked, gzip on request, Imperva cookies and headers, no caching
@@ -122,7 +123,8 @@ public final class FakeMet: Responder {
     /// answers. Runs on a loop thread: a search over many synthetic records costs milliseconds of
     /// CPU here.
     ///
-    /// Pictures (`/CRDImages/…`) are always answered in a task: the first request for one makes it.
+    /// Pictures (`/CRDImages/…`) are always answered in a task: the first request for one makes it
+    /// (`FixtureImages`, on a thread of its own), and the answer follows.
     public func respond(to request: Request) -> Answer {
         let isImage = request.target.hasPrefix(Self.imagePrefix)
         guard options.latency > 0 || isImage, !Self.isStats(request), !Self.isChange(request) else {
@@ -135,8 +137,15 @@ public final class FakeMet: Responder {
                     try? await Task.sleep(for: .seconds(options.latency))
                     state.withLock { $0.waiting -= 1 }
                 }
-                return answer(request)
+                return answer(request, picture: isImage ? await picture(for: request) : nil)
             })
+    }
+
+    /// The picture a request for the image host names (nil for a path it does not hold), or why
+    /// libvips could not make it.
+    private func picture(for request: Request) async -> Result<FixtureImages.Image?, VipsError> {
+        let path = (try? RequestTarget(parsing: request.target))?.path ?? ""
+        do { return .success(try await images.image(at: path)) } catch { return .failure(error) }
     }
 
     /// Where the image host's paths begin.
@@ -151,8 +160,9 @@ public final class FakeMet: Responder {
         case served
     }
 
-    /// The one place that answers: counts, applies block and failure, then routes.
-    private func answer(_ request: Request) -> Response {
+    /// The one place that answers: counts, applies block and failure, then routes. `picture` is
+    /// what `picture(for:)` found for a request of the image host's.
+    private func answer(_ request: Request, picture: Result<FixtureImages.Image?, VipsError>? = nil) -> Response {
         if Self.isStats(request) { return statsResponse() }
         if Self.isChange(request) { return changeResponse(request, at: time.now()) }
         let target = try? RequestTarget(parsing: request.target)
@@ -200,7 +210,8 @@ public final class FakeMet: Responder {
             return decorate(reply, request: request, serial: serial)
         }
         if target.path.hasPrefix(Self.imagePrefix) {
-            return imageResponse(target, request: request, serial: serial)
+            let missing = VipsError(operation: "fixture", message: "no picture was looked up for this request")
+            return imageResponse(picture ?? .failure(missing), request: request, serial: serial)
         }
         if let refusal = searchRefusal(path: target.path) {
             return decorate(refusal, request: request, serial: serial)
@@ -283,11 +294,13 @@ public final class FakeMet: Responder {
     /// validators, a 304 for a matching `If-None-Match` (or, without one, an `If-Modified-Since`
     /// equal to its `Last-Modified`), no CORS, no gzip; a 404 page for a path it does not hold, a 500 when
     /// libvips fails.
-    private func imageResponse(_ target: RequestTarget, request: Request, serial: Int) -> Response {
+    private func imageResponse(
+        _ picture: Result<FixtureImages.Image?, VipsError>, request: Request, serial: Int
+    ) -> Response {
         var headers = HTTPFields()
         let image: FixtureImages.Image
         do {
-            guard let found = try images.image(at: target.path) else {
+            guard let found = try picture.get() else {
                 headers.append("Content-Type", "text/html")
                 appendFirewallFields(to: &headers, serial: serial)
                 return Response(status: 404, headers: headers, body: Array("<html><body>Not Found</body></html>".utf8))

@@ -24,7 +24,7 @@ public struct FixtureDirectoryUpstream: Upstream {
         guard path.hasPrefix(FakeMet.imagePrefix) else { return archive.answer(path: path, query: query) }
         // The image host's paths: the pictures the records name, with the host's validators.
         do {
-            guard let image = try images.image(at: path) else {
+            guard let image = try await images.image(at: path) else {
                 return UpstreamReply(status: 404, contentType: "text/html", body: Array("Not Found".utf8))
             }
             let validators = UpstreamValidators(etag: image.etag, lastModified: image.lastModified)

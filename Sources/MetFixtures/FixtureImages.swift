@@ -1,3 +1,4 @@
+import Foundation
 import HTTPWire
 import MetEngine
 import MetImaging
@@ -10,8 +11,10 @@ import MetImaging
 /// `original` 4,000 px for the fixture records and 1,200–2,999 px for synthetic ones; JPEG, with
 /// the host's `Cache-Control: max-age=432000`, a strong `ETag` and a `Last-Modified`.
 ///
-/// Pictures are made on first request (tens to hundreds of milliseconds each, off the loop
-/// thread) and kept, up to `keptBytes`. Thread-safe.
+/// Pictures are made on first request, tens of milliseconds to seconds of CPU each, on a thread of
+/// their own: never on Swift's cooperative pool, whose two threads on two cores also run the
+/// tests and the servers' tasks (a picture made there held up everything else for half a minute
+/// under ThreadSanitizer). They are kept once made, up to `keptBytes`. Thread-safe.
 public final class FixtureImages: Sendable {
     /// One picture as the host sends it.
     public struct Image: Sendable {
@@ -58,12 +61,23 @@ public final class FixtureImages: Sendable {
         Vips.limitThreads(to: 1)
     }
 
-    /// The picture at `path`, or nil when the host has none (a 404). Makes it on first use.
+    /// The picture at `path`, or nil when the host has none (a 404). Makes it on first use, on a
+    /// thread of its own (see the type's comment); a kept one is returned at once.
     ///
     /// - Throws: `VipsError` when libvips cannot make it.
-    public func image(at path: String) throws(VipsError) -> Image? {
+    public func image(at path: String) async throws(VipsError) -> Image? {
         guard archive.hasImage(path) else { return nil }
         if let image = kept.withLock({ $0.images[path] }) { return image }
+        let made: Result<Image, VipsError> = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: Result { () throws(VipsError) in try self.make(path) }) }.start()
+        }
+        let image = try made.get()
+        keep(image, at: path)
+        return image
+    }
+
+    /// Makes the picture at `path` (one the archive holds), blocking the calling thread.
+    private func make(_ path: String) throws(VipsError) -> Image {
         let seed = Self.seed(path)
         let bytes: [UInt8]
         var contentType = "image/jpeg"
@@ -80,10 +94,8 @@ public final class FixtureImages: Sendable {
         // The bytes are a function of the path: its seed and their length name them, without
         // hashing 34 MiB (which a sanitizer's debug build takes a minute over).
         let etag = "\"\(String(seed, radix: 16))-\(String(bytes.count, radix: 16))\""
-        let image = Image(
+        return Image(
             bytes: bytes, contentType: contentType, etag: etag, lastModified: HTTPDate.imfFixdate(day * 86_400))
-        keep(image, at: path)
-        return image
     }
 
     private func keep(_ image: Image, at path: String) {

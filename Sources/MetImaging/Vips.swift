@@ -43,5 +43,10 @@ public struct VipsError: Error, Sendable, Equatable, CustomStringConvertible {
     public let operation: String
     public let message: String
 
+    public init(operation: String, message: String) {
+        self.operation = operation
+        self.message = message
+    }
+
     public var description: String { "vips \(operation): \(message.isEmpty ? "failed" : message)" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 import Testing
 
 /// The access log of the built server: one line a request in either format, with the request ID
@@ -119,9 +120,11 @@ struct AccessLogTests {
         themet.standardError = errors
         themet.standardOutput = FileHandle.nullDevice
         try themet.run()
-        themet.waitUntilExit()
+        let message = await BlockingIO.onThread {
+            themet.waitUntilExit()
+            return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
         #expect(themet.terminationStatus == 64)
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(message.contains("--access-log") && message.contains("/nonexistent-dir/access.log"))
     }
 }

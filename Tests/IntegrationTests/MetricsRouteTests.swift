@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 import Testing
 
 /// `/metrics` through the real binaries, after a scripted workload, checked by Prometheus's own
@@ -42,7 +43,8 @@ struct MetricsRouteTests {
         let scrape = try await servers.get("/metrics")
         #expect(scrape.status == 200)
         #expect(scrape.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
-        let (status, output) = try Self.check(scrape.body)
+        let body = scrape.body
+        let (status, output) = try await BlockingIO.onThread { Result { try Self.check(body) } }.get()
         #expect(status == 0, "promtool: \(output)")
         #expect(!output.contains("error"), "promtool: \(output)")
 

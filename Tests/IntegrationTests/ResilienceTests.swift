@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 import Testing
 
 @Suite("Upstream failures, limits, hang-ups and shutdown")
@@ -200,8 +201,11 @@ struct ResilienceTests {
         process.standardError = errors
         process.standardOutput = Pipe()
         try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = await BlockingIO.onThread {
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
         #expect(process.terminationStatus == 64)
         #expect(text.contains(arguments[0]))
         #expect(text.split(separator: "\n").count == 1)

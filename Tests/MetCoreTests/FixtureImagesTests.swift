@@ -10,11 +10,11 @@ struct FixtureImagesTests {
     static let archive = try! FixtureArchive(directory: Repository.fixtures, syntheticCount: 200)
 
     @Test("A fixture record's original is a 4,000 px JPEG, its web-large about 500 px")
-    func fixtureShapes() throws {
+    func fixtureShapes() async throws {
         let images = FixtureImages(archive: Self.archive)
         let path = "/CRDImages/ep/original/DT1567.jpg"
-        let original = try #require(try images.image(at: path))
-        let large = try #require(try images.image(at: "/CRDImages/ep/web-large/DT1567.jpg"))
+        let original = try #require(try await images.image(at: path))
+        let large = try #require(try await images.image(at: "/CRDImages/ep/web-large/DT1567.jpg"))
         let originalHeader = try ImageHeader.read(original.bytes).get()
         let largeHeader = try ImageHeader.read(large.bytes).get()
         #expect(originalHeader.format == .jpeg && max(originalHeader.width, originalHeader.height) == 4_000)
@@ -27,15 +27,15 @@ struct FixtureImagesTests {
     }
 
     @Test("The same path gives the same bytes from a second host")
-    func deterministic() throws {
+    func deterministic() async throws {
         let path = "/CRDImages/ep/web-large/DT1567.jpg"
-        let first = try #require(try FixtureImages(archive: Self.archive).image(at: path))
-        let second = try #require(try FixtureImages(archive: Self.archive).image(at: path))
+        let first = try #require(try await FixtureImages(archive: Self.archive).image(at: path))
+        let second = try #require(try await FixtureImages(archive: Self.archive).image(at: path))
         #expect(first.bytes == second.bytes && first.lastModified == second.lastModified)
     }
 
     @Test("Synthetic records' pictures exist exactly where their records name them")
-    func synthetic() throws {
+    func synthetic() async throws {
         let images = FixtureImages(archive: Self.archive)
         var named = 0
         for id in 1...40 {
@@ -51,30 +51,30 @@ struct FixtureImagesTests {
             }
         }
         #expect(named > 40)
-        let header = try ImageHeader.read(try #require(try images.image(at: Self.firstSyntheticOriginal())).bytes).get()
+        let header = try ImageHeader.read(try #require(try await images.image(at: Self.firstSyntheticOriginal())).bytes).get()
         #expect((1_200..<3_000).contains(max(header.width, header.height)))
         for absent in [
             "/CRDImages/ep/original/DT1567.png", "/CRDImages/ep/original/SYN201.jpg", "/CRDImages/ep/thumb/DT1567.jpg",
             "/CRDImages/ep/original/SYN01.jpg", "/CRDImages/../original/DT1567.jpg", "/CRDImages/ep/original/",
         ] {
-            #expect(try images.image(at: absent) == nil, "\(absent)")
+            #expect(try await images.image(at: absent) == nil, "\(absent)")
         }
     }
 
     @Test("The specimens are what their names say")
-    func specimens() throws {
+    func specimens() async throws {
         let images = FixtureImages(archive: Self.archive)
-        func read(_ name: String) throws -> Result<ImageHeader, ImageHeaderError> {
-            ImageHeader.read(try #require(try images.image(at: "/CRDImages/ts/original/\(name)")).bytes)
+        func read(_ name: String) async throws -> Result<ImageHeader, ImageHeaderError> {
+            ImageHeader.read(try #require(try await images.image(at: "/CRDImages/ts/original/\(name)")).bytes)
         }
-        #expect(try read("specimen.png") == .success(ImageHeader(format: .png, width: 640, height: 480)))
-        #expect(try read("bomb.jpg") == .success(ImageHeader(format: .jpeg, width: 60_000, height: 60_000)))
-        #expect(try read("not-an-image.jpg") == .failure(.notAnImage))
-        guard case .failure(.truncated) = try read("truncated.jpg") else {
+        #expect(try await read("specimen.png") == .success(ImageHeader(format: .png, width: 640, height: 480)))
+        #expect(try await read("bomb.jpg") == .success(ImageHeader(format: .jpeg, width: 60_000, height: 60_000)))
+        #expect(try await read("not-an-image.jpg") == .failure(.notAnImage))
+        guard case .failure(.truncated) = try await read("truncated.jpg") else {
             Issue.record("the truncated specimen reads whole")
             return
         }
-        let oversized = try #require(try images.image(at: "/CRDImages/ts/original/oversized.jpg"))
+        let oversized = try #require(try await images.image(at: "/CRDImages/ts/original/oversized.jpg"))
         #expect(oversized.bytes.count > 34 << 20)
         #expect(try ImageHeader.read(oversized.bytes).get() == ImageHeader(format: .jpeg, width: 640, height: 480))
     }
