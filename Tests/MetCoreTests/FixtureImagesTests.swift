@@ -51,7 +51,8 @@ struct FixtureImagesTests {
             }
         }
         #expect(named > 40)
-        let header = try ImageHeader.read(try #require(try await images.image(at: Self.firstSyntheticOriginal())).bytes).get()
+        let header = try ImageHeader.read(try #require(try await images.image(at: Self.firstSyntheticOriginal())).bytes)
+            .get()
         #expect((1_200..<3_000).contains(max(header.width, header.height)))
         for absent in [
             "/CRDImages/ep/original/DT1567.png", "/CRDImages/ep/original/SYN201.jpg", "/CRDImages/ep/thumb/DT1567.jpg",
