@@ -34,8 +34,10 @@ let package = Package(
         .target(name: "EventLoops", dependencies: ["CLibevent"], swiftSettings: swiftSettings),
         // What an image file's first bytes say: its format and pixel size, read without decoding.
         .target(name: "ImageHeaders", swiftSettings: swiftSettings),
-        // Images through libvips: made, resized and encoded off the loop threads.
-        .target(name: "MetImaging", dependencies: ["CVips", "ImageHeaders"], swiftSettings: swiftSettings),
+        // Images through libvips: made, derived (MetEngine's ImageDeriver) and encoded, off the loop
+        // threads.
+        .target(
+            name: "MetImaging", dependencies: ["CVips", "ImageHeaders", "MetEngine"], swiftSettings: swiftSettings),
         // The byte rules (tokens, unreserved, hex digits) the core and the HTTP reader share.
         .target(name: "HTTPGrammar", swiftSettings: swiftSettings),
         // The HTTP/1.1 reader (RFC 9112, strict) with its own error type; knows no core type.
@@ -82,8 +84,8 @@ let package = Package(
         .executableTarget(
             name: "themet",
             dependencies: [
-                "EventLoops", "MetEngine", "MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetRedis",
-                "MetUpstream",
+                "EventLoops", "MetEngine", "MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetImaging",
+                "MetRedis", "MetUpstream",
             ],
             swiftSettings: swiftSettings),
         .executableTarget(

@@ -15,6 +15,7 @@ int vips_image_get_width(const VipsImage *image);
 int vips_image_get_height(const VipsImage *image);
 int vips_image_get_bands(const VipsImage *image);
 void g_object_unref(void *object);
+void *g_object_ref(void *object);
 void g_free(void *memory);
 int vips_sines(VipsImage **out, int width, int height, ...);
 int vips_gaussnoise(VipsImage **out, int width, int height, ...);
@@ -28,6 +29,19 @@ int vips_bandjoin(VipsImage **in, VipsImage **out, int n, ...);
 int vips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
 int vips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
 int vips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
+VipsImage *vips_image_new_from_buffer(const void *buf, size_t len, const char *option_string, ...);
+VipsImage *vips_image_copy_memory(VipsImage *image);
+int vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height, ...);
+int vips_rot(VipsImage *in, VipsImage **out, int angle, ...);
+int vips_flip(VipsImage *in, VipsImage **out, int direction, ...);
+int vips_colourspace(VipsImage *in, VipsImage **out, int space, ...);
+int vips_image_guess_interpretation(const VipsImage *image);
+int vips_image_hasalpha(VipsImage *image);
+int vips_moreeq_const1(VipsImage *left, VipsImage **out, double c, ...);
+typedef struct _VipsArrayDouble VipsArrayDouble;
+VipsArrayDouble *vips_array_double_newv(int n, ...);
+void vips_area_unref(void *area);
+int vips_flatten(VipsImage *in, VipsImage **out, ...);
 
 // libvips's operations are variadic (optional arguments as name/value pairs ending in NULL),
 // which Swift cannot call. Each wrapper below fixes the optional arguments one use needs and
@@ -67,6 +81,66 @@ static inline int cvips_cast_uchar(VipsImage *in, VipsImage **out) {
 static inline int cvips_bandjoin3(VipsImage *first, VipsImage *second, VipsImage *third, VipsImage **out) {
     VipsImage *bands[3] = {first, second, third};
     return vips_bandjoin(bands, out, 3, NULL);
+}
+
+// Reading the image host's files and deriving pictures from them (the IIIF Image API).
+
+// Decodes a whole file into memory, so that `buffer` may be freed once this returns. `shrink`
+// (1, 2, 4 or 8) is JPEG's shrink-on-load, which decodes at that fraction of the size for a
+// fraction of the work; other formats are decoded whole (pass 1). A truncated file fails
+// (VIPS_FAIL_ON_TRUNCATED). NULL on failure.
+static inline VipsImage *cvips_decode(const void *buffer, size_t length, int shrink) {
+    VipsImage *lazy = shrink > 1
+        ? vips_image_new_from_buffer(buffer, length, "", "shrink", shrink, "fail_on", 1, NULL)
+        : vips_image_new_from_buffer(buffer, length, "", "fail_on", 1, NULL);
+    if (lazy == NULL) return NULL;
+    VipsImage *decoded = vips_image_copy_memory(lazy);
+    g_object_unref(lazy);
+    return decoded;
+}
+
+static inline int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+// `quarters`: 1, 2 or 3 quarter turns clockwise (libvips's VIPS_ANGLE_D90, D180, D270).
+static inline int cvips_rot(VipsImage *in, VipsImage **out, int quarters) {
+    return vips_rot(in, out, quarters, NULL);
+}
+
+// Left for right (VIPS_DIRECTION_HORIZONTAL).
+static inline int cvips_flip_horizontal(VipsImage *in, VipsImage **out) {
+    return vips_flip(in, out, 0, NULL);
+}
+
+// 8-bit sRGB, or 8-bit grey for an image that is grey: alpha is flattened onto white, and other
+// colour spaces (CMYK, 16-bit, Lab, ...) are converted. What JPEG, PNG and WebP take.
+static inline int cvips_to_srgb(VipsImage *in, VipsImage **out) {
+    enum { B_W = 1, GREY16 = 26, sRGB = 22 };
+    VipsImage *opaque = in;
+    g_object_ref(in);
+    if (vips_image_hasalpha(in)) {
+        VipsArrayDouble *white = vips_array_double_newv(1, 255.0);
+        int failed = vips_flatten(in, &opaque, "background", white, NULL);
+        vips_area_unref(white);
+        g_object_unref(in);
+        if (failed) return -1;
+    }
+    int interpretation = vips_image_guess_interpretation(opaque);
+    int space = interpretation == B_W || interpretation == GREY16 ? B_W : sRGB;
+    int failed = vips_colourspace(opaque, out, space, NULL);
+    g_object_unref(opaque);
+    return failed;
+}
+
+// One band of grey (VIPS_INTERPRETATION_B_W).
+static inline int cvips_to_grey(VipsImage *in, VipsImage **out) {
+    return vips_colourspace(in, out, 1, NULL);
+}
+
+// 255 where `in` is at least `threshold`, else 0.
+static inline int cvips_threshold(VipsImage *in, VipsImage **out, double threshold) {
+    return vips_moreeq_const1(in, out, threshold, NULL);
 }
 
 // Encoders, to a buffer the caller frees with g_free. Metadata is stripped: the bytes depend on

@@ -87,6 +87,53 @@ extension Picture {
     }
 }
 
+// Reading files and deriving pictures from them.
+extension Picture {
+    /// Decodes a JPEG, PNG, WebP or TIFF file into memory. A JPEG decodes at 1/`shrink` of its
+    /// size (1, 2, 4 or 8: libvips's shrink-on-load, a fraction of the work); other formats ignore
+    /// `shrink` and decode whole. The caller bounds the pixels first (`ImageHeader`): this
+    /// allocates them all.
+    public static func decode(_ bytes: [UInt8], shrink: Int = 1) throws(VipsError) -> Picture {
+        guard Vips.start() else { throw VipsError(operation: "init", message: "libvips did not start") }
+        let image = bytes.withUnsafeBytes { cvips_decode($0.baseAddress, $0.count, CInt(shrink)) }
+        guard let image else { throw Vips.lastError("new_from_buffer") }
+        return Picture(image)
+    }
+
+    /// The pixels of `x`, `y`, `width` × `height`, which must lie within this image.
+    public func cropped(x: Int, y: Int, width: Int, height: Int) throws(VipsError) -> Picture {
+        try Self.make("extract_area") { cvips_extract_area(image, $0, CInt(x), CInt(y), CInt(width), CInt(height)) }
+    }
+
+    /// Turned clockwise by `quarters` quarter turns (any integer; 0 returns this image).
+    public func rotated(quarters: Int) throws(VipsError) -> Picture {
+        let turns = ((quarters % 4) + 4) % 4
+        guard turns != 0 else { return self }
+        return try Self.make("rot") { cvips_rot(image, $0, CInt(turns)) }
+    }
+
+    /// Mirrored left for right.
+    public func mirrored() throws(VipsError) -> Picture {
+        try Self.make("flip") { cvips_flip_horizontal(image, $0) }
+    }
+
+    /// 8-bit sRGB, or 8-bit grey when the image is grey: transparency flattened onto white, other
+    /// colour spaces and depths converted. What every encoder here takes.
+    public func displayable() throws(VipsError) -> Picture {
+        try Self.make("colourspace") { cvips_to_srgb(image, $0) }
+    }
+
+    /// One band of 8-bit grey.
+    public func grey() throws(VipsError) -> Picture {
+        try Self.make("colourspace") { cvips_to_grey(image, $0) }
+    }
+
+    /// Black and white only: 255 where this one-band image is at least `threshold`, else 0.
+    public func thresholded(at threshold: Double = 128) throws(VipsError) -> Picture {
+        try Self.make("moreeq_const") { cvips_threshold(image, $0, threshold) }
+    }
+}
+
 // Encoding.
 extension Picture {
     /// Baseline JPEG at `quality` (1–100), metadata stripped.

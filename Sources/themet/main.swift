@@ -4,6 +4,7 @@ import MetDisk
 import MetEngine
 import MetGzip
 import MetHTTP
+import MetImaging
 import MetRedis
 import MetUpstream
 
@@ -123,7 +124,7 @@ if let address = configuration.redis.address {
 }
 let engine = CacheEngine(
     configuration: configuration, upstream: upstream, disk: disk, shared: shared, imageUpstream: imageUpstream,
-    imageFiles: imageFiles, time: SystemTime(), logger: logger, compress: { Gzip.compress($0) })
+    imageFiles: imageFiles, deriver: VipsDeriver(), time: SystemTime(), logger: logger, compress: { Gzip.compress($0) })
 
 if let warmSource {
     Task {

@@ -174,6 +174,7 @@ struct ConfigurationTests {
         "--image-rate": "0",
         "--image-burst": "0",
         "--image-concurrency": "65",
+        "--image-derivations": "0",
         "--image-max-bytes": "1K",
         "--image-max-pixels": "0",
         "--image-cache-size": "1K",

@@ -16,6 +16,7 @@ struct ProblemCodeTests {
         ("invalid_parameter", 400, "Invalid query parameter"),
         ("invalid_object_id", 400, "Invalid object ID"),
         ("invalid_image_path", 400, "Invalid image path"),
+        ("invalid_iiif_request", 400, "Invalid IIIF image request"),
         ("forbidden", 403, "Forbidden"),
         ("route_not_found", 404, "No such route"),
         ("object_not_found", 404, "Object not found"),
@@ -37,6 +38,8 @@ struct ProblemCodeTests {
         ("upstream_timeout", 504, "Upstream timed out"),
         ("shutting_down", 503, "Server shutting down"),
         ("too_many_requests", 429, "Too many requests waiting for the Met"),
+        ("iiif_feature_not_supported", 501, "IIIF feature not supported"),
+        ("image_not_derivable", 502, "Image could not be derived"),
     ]
 
     @Test(arguments: rows)

@@ -82,6 +82,10 @@ public final class MetService: Responder {
                 pacer: pacer, monitor: monitor, startedAt: startedAt, images: engine.images),
             explorer: ExplorerHandler(storedAt: startedAt, compress: compress),
             images: ImageHandler(engine: engine.images, time: time, clientLimit: configuration.access.clientQueue),
+            iiifImages: IIIFImageHandler(
+                engine: engine, deriver: engine.images.deriver, derivations: configuration.images.derivations,
+                presenter: presenter, publicURL: configuration.presentation.publicURL, time: time,
+                clientLimit: configuration.access.clientQueue),
             purges: engine.purges,
             purgeRule: PurgeRule(
                 adminToken: configuration.access.adminToken, proxies: configuration.access.trustedProxies),

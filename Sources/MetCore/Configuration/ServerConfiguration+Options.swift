@@ -120,6 +120,10 @@ extension ServerConfiguration {
         integerOption(
             "--image-concurrency", "2", "Most calls to the image host in flight at once.", range: 1...64
         ) { $0.images.concurrency = $1 },
+        integerOption(
+            "--image-derivations", "2",
+            "Most IIIF derivatives made at once, each decoding a whole picture into memory.", range: 1...64
+        ) { $0.images.derivations = $1 },
         byteSizeOption(
             "--image-max-bytes", "32MiB",
             "Largest picture accepted, on the wire and on disk (larger: 502, not stored).", example: "32MiB"

@@ -178,6 +178,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var cacheSize = 4 << 30
         /// The bound of the pictures kept in memory, the most used ones, in bytes. Default 64 MiB.
         public var memorySize = 64 * 1_048_576
+        /// The most IIIF derivations made at once, each on a thread of its own; each holds its
+        /// picture's decoded pixels (up to `maxPixels` × 4 bytes). Default 2.
+        public var derivations = 2
 
         public init() {}
     }

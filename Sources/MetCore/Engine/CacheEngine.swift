@@ -33,6 +33,7 @@ public final class CacheEngine: Sendable {
     ///   - imageUpstream: where pictures are fetched; nil: `upstream` serves them too (a fixture
     ///     directory, the tests' fake).
     ///   - imageFiles: the pictures' persistent tier; nil keeps them in memory only.
+    ///   - deriver: makes the IIIF Image API's derivatives (`MetImaging.VipsDeriver`).
     ///   - disk: the persistent tier under memory (see `PersistentTier`); nil for none.
     ///   - shared: the tier shared with other instances under that (see `SharedTier`), whose
     ///     budget and breaker the pacer and the monitor then share; nil for none.
@@ -42,7 +43,8 @@ public final class CacheEngine: Sendable {
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, disk: (any PersistentTier)? = nil,
         shared: (any SharedTier)? = nil, imageUpstream: (any Upstream)? = nil, imageFiles: (any PersistentTier)? = nil,
-        time: any TimeSource, logger: Logger, compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        deriver: any ImageDeriver, time: any TimeSource, logger: Logger,
+        compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
         self.disk = disk
         self.shared = shared
@@ -74,7 +76,7 @@ public final class CacheEngine: Sendable {
         purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
         images = ImageEngine(
             configuration: configuration, upstream: imageUpstream ?? upstream, files: imageFiles, shared: shared,
-            time: time, logger: logger)
+            deriver: deriver, time: time, logger: logger)
         // What the group's other instances announce: a purge, a firewall block.
         shared?.onEvent { [monitor, pacer, purges, logger, client, images] event in
             switch event {

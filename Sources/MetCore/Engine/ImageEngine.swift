@@ -24,6 +24,13 @@ public final class ImageEngine: Sendable {
     /// The pictures' own counters (lookups in their tiers, calls to the image host), apart from the
     /// records' so that neither's figures include the other's.
     let metrics = ServerMetrics()
+    /// How long each IIIF derivation took, and how many failed (`themet_image_derivation_*`).
+    let derivationTime = Histogram()
+    let derivationFailures = Counter()
+    /// Makes the IIIF derivatives (libvips in the server).
+    let deriver: any ImageDeriver
+    /// The lifetimes of what is stored (derivatives take a picture's).
+    let freshness: FreshnessPolicy
 
     /// The name of the image host's budget and breaker in the shared tier.
     static let budget = "images"
@@ -32,12 +39,15 @@ public final class ImageEngine: Sendable {
     ///   - upstream: the image host (or a fixture directory's pictures).
     ///   - files: the pictures' persistent tier; nil keeps them in memory only.
     ///   - shared: the group's tier, whose `images` budget and breaker this engine shares.
+    ///   - deriver: makes the IIIF derivatives.
     init(
         configuration: ServerConfiguration, upstream: any Upstream, files: (any PersistentTier)?,
-        shared: (any SharedTier)?, time: any TimeSource, logger: Logger
+        shared: (any SharedTier)?, deriver: any ImageDeriver, time: any TimeSource, logger: Logger
     ) {
+        self.deriver = deriver
         let settings = configuration.images
         self.files = files
+        freshness = configuration.cache.freshness
         maxPixels = settings.maxPixels
         maxBytes = settings.maxBytes
         location = upstream.location

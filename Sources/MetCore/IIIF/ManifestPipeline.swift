@@ -18,23 +18,7 @@ struct ManifestPipeline: Pipeline {
         guard case .entry(let entry, let outcome) = resolution else {
             return .respond(presenter.failure(resolution, of: resource))
         }
-        guard entry.status == 200, let summary = entry.summary else {
-            return .respond(
-                Problem(.objectNotFound, "The Met has no object \(id): \(entry.message ?? "not found").").response)
-        }
-        guard summary.isPublicDomain == true else {
-            return .respond(
-                Problem(
-                    .notPublicDomain,
-                    "Object \(id) is not in the public domain: the Met publishes no images of it, so a IIIF viewer "
-                        + "would have nothing to show. /open/\(id) leads to its page on the Met's website."
-                ).response)
-        }
-        let primary = [summary.primaryImage, summary.primaryImageSmall].compactMap { $0 }.first { !$0.isEmpty }
-        guard primary.flatMap(MetWebPage.normalized) != nil else {
-            return .respond(
-                Problem(.noImages, "The Met's record of object \(id) has no image to show in a IIIF viewer.").response)
-        }
+        if let refusal = Self.refusal(of: entry, id: id) { return .respond(refusal) }
         let (id, base) = (id, base)
         return .respond(
             presenter.composite(
@@ -42,6 +26,28 @@ struct ManifestPipeline: Pipeline {
                 outcome: outcome, renders: renders,
                 presentation, at: now, contentType: IIIFManifest.contentType
             ) { IIIFManifest(record: IIIFRecord.read(entry.body), id: id, base: base).body }.response)
+    }
+
+    /// The problem that answers for object `id` when `entry`, its record, cannot be shown through
+    /// IIIF (the Met has no such object, it is not in the public domain, it has no image); nil when
+    /// it can. The manifest and the Image API (`IIIFImageHandler`) answer alike.
+    static func refusal(of entry: CacheEntry, id: Int) -> Response? {
+        guard entry.status == 200, let summary = entry.summary else {
+            return Problem(.objectNotFound, "The Met has no object \(id): \(entry.message ?? "not found").").response
+        }
+        guard summary.isPublicDomain == true else {
+            return Problem(
+                .notPublicDomain,
+                "Object \(id) is not in the public domain: the Met publishes no images of it, so a IIIF viewer "
+                    + "would have nothing to show. /open/\(id) leads to its page on the Met's website."
+            ).response
+        }
+        let primary = [summary.primaryImage, summary.primaryImageSmall].compactMap { $0 }.first { !$0.isEmpty }
+        guard primary.flatMap(MetWebPage.normalized) != nil else {
+            return Problem(.noImages, "The Met's record of object \(id) has no image to show in a IIIF viewer.")
+                .response
+        }
+        return nil
     }
 
     /// The base URL of the manifest's `id`s: `--public-url` when set, else `scheme` (`http`, or

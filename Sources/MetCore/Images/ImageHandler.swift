@@ -24,32 +24,33 @@ final class ImageHandler: Sendable {
     /// The answer to a request for the picture at `path`, on the loop thread.
     func answer(_ path: ImagePath, for request: RouteRequest) -> Answer {
         let resource = engine.resource(path.path)
-        let now = time.now()
-        let held = engine.cache.entry(for: resource.cacheKey)
-        if let held, let outcome = held.servedOutcome(at: now) {
-            engine.cache.count(outcome)
-            if outcome == .revalidating {
-                engine.fetcher.revalidate(resource, stale: held, claim: request.claim.inBackground)
-            }
-            return .ready(Self.present(held, outcome: outcome, to: request.request, at: now))
+        if let (held, outcome) = engine.fetcher.fromMemory(resource, claim: request.claim) {
+            return .ready(Self.present(held, outcome: outcome, to: request.request, at: time.now()))
         }
         let claim = request.claim
         let request = request.request
         return .suspended(
             Suspension { [engine, time, clientLimit] in
-                let resolution = await engine.fetcher.resolve(resource, cached: held, claim: claim, onPlaced: nil)
-                switch resolution {
+                switch await engine.fetcher.lookUp(resource, claim: claim) {
                 case .entry(let entry, let outcome):
                     return Self.present(entry, outcome: outcome, to: request, at: time.now())
                 case .failed(let error):
-                    return Presenter.problem(
-                        for: error, fetching: resource.path, from: "the Met's image host", monitor: engine.monitor,
-                        clientLimit: clientLimit, at: time.now()
-                    ).response
+                    return Self.problem(
+                        for: error, fetching: resource.path, engine: engine, clientLimit: clientLimit, at: time.now())
                 case .cancelled, .pending:
                     return Response(status: 499)
                 }
             })
+    }
+
+    /// The problem for a failure to fetch `path` from the image host.
+    static func problem(
+        for error: UpstreamError, fetching path: String, engine: ImageEngine, clientLimit: Int, at now: Double
+    ) -> Response {
+        Presenter.problem(
+            for: error, fetching: path, from: "the Met's image host", monitor: engine.monitor, clientLimit: clientLimit,
+            at: now
+        ).response
     }
 
     /// The response for `entry` to `request`, as of `now` (see the type's comment).

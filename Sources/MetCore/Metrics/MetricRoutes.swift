@@ -17,10 +17,12 @@ extension MetricRoute {
     static let openapi = MetricRoute(index: 13, name: "openapi")
     static let metrics = MetricRoute(index: 14, name: "metrics")
     static let images = MetricRoute(index: 15, name: "images")
+    static let iiifImage = MetricRoute(index: 16, name: "iiif_image")
 
     /// Every label, in the order `/metrics` lists them; the engine's counters are made for these.
     static let all: [MetricRoute] = [
-        .object, .objects, .departments, .search, .widget, .open, .random, .iiif, .images, .explorer, .mirror, .purge,
+        .object, .objects, .departments, .search, .widget, .open, .random, .iiif, .iiifImage, .images, .explorer,
+        .mirror, .purge,
         .health, .openapi, .metrics, .none,
     ]
 }

@@ -206,6 +206,13 @@ struct MetricsHandler: Sendable {
         }
         text.family("themet_image_breaker_trips_total", "counter", "Image host blocks that paused every picture fetch.")
         text.sample("themet_image_breaker_trips_total", [:], Double(images.monitor.trips))
+        text.family(
+            "themet_image_derivation_duration_seconds", "histogram",
+            "Time each IIIF derivative took to make (decode, cut, scale, turn, encode).")
+        text.histogram("themet_image_derivation_duration_seconds", [:], images.derivationTime.snapshot)
+        text.family(
+            "themet_image_derivation_failures_total", "counter", "IIIF derivatives libvips could not make (502).")
+        text.sample("themet_image_derivation_failures_total", [:], Double(images.derivationFailures.value))
     }
 
     private static func sharedTier(_ status: SharedTierStatus, _ text: inout MetricsText) {

@@ -6,7 +6,7 @@ enum ExplorerRoutes {
         request, services throws(Problem) in
         // A query is ignored: links to the page get tracking parameters (utm_…, fbclid) added.
         guard let asset = ExplorerAsset(rawValue: request.target.path) else {
-            throw Problem(.routeNotFound, "There is no route \(request.target.path.prefix(200)); see /openapi.yaml.")
+            throw RouteTable.noRoute(request.target.path)
         }
         return .ready(services.explorer.response(asset, request.presentation(), presenter: services.presenter))
     }

@@ -16,6 +16,8 @@ final class RouteServices: Sendable {
     let explorer: ExplorerHandler
     /// The pictures (`/images/…`).
     let images: ImageHandler
+    /// The IIIF Image API over the pictures (`/iiif/{id}/{n}/…`).
+    let iiifImages: IIIFImageHandler
     let purges: PurgeHandler
     /// Who may purge (`--admin-token`, `--trusted-proxy`).
     let purgeRule: PurgeRule
@@ -32,7 +34,8 @@ final class RouteServices: Sendable {
     init(
         driver: PipelineDriver, presenter: Presenter, generations: SearchGenerations, store: SharedStore,
         widget: WidgetHandler, random: RandomHandler, health: HealthHandler, metrics: MetricsHandler,
-        explorer: ExplorerHandler, images: ImageHandler, purges: PurgeHandler, purgeRule: PurgeRule,
+        explorer: ExplorerHandler, images: ImageHandler,
+        iiifImages: IIIFImageHandler, purges: PurgeHandler, purgeRule: PurgeRule,
         searchRenders: Renders,
         batchRenders: Renders, manifestRenders: Renders, detailURL: String, publicURL: String?
     ) {
@@ -47,6 +50,7 @@ final class RouteServices: Sendable {
         self.metrics = metrics
         self.explorer = explorer
         self.images = images
+        self.iiifImages = iiifImages
         self.purges = purges
         self.purgeRule = purgeRule
         self.batchRenders = batchRenders

@@ -14,6 +14,7 @@ struct RouteTable: Sendable {
         OpenRoutes.byID, OpenRoutes.byLink,
         RandomRoutes.random,
         IIIFRoutes.manifest,
+        IIIFRoutes.image,
         ImageRoutes.file,
         ExplorerRoutes.files,
         MirrorRoutes.object, MirrorRoutes.objectList, MirrorRoutes.departments, MirrorRoutes.searchV1,
@@ -106,6 +107,11 @@ struct RouteTable: Sendable {
         }
     }
 
+    /// The 404 for a path no route has (a route whose pattern matched may find so too).
+    static func noRoute(_ path: String) -> Problem {
+        Problem(.routeNotFound, "There is no route \(path.prefix(200)); see /openapi.yaml.")
+    }
+
     private func routed(
         _ request: consuming Request, _ services: RouteServices, _ claim: UpstreamClaim, _ forwarded: RequestClient?,
         label: inout MetricRoute
@@ -116,7 +122,7 @@ struct RouteTable: Sendable {
         // here: every route ignores it, and it is no part of any key.
         if target.query.contains(where: { $0.name == "_" }) { target.query.removeAll { $0.name == "_" } }
         guard let (index, segment) = match(target.path) else {
-            throw Problem(.routeNotFound, "There is no route \(target.path.prefix(200)); see /openapi.yaml.")
+            throw Self.noRoute(target.path)
         }
         let entry = Self.entries[index]
         label = entry.label

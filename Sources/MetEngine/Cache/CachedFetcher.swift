@@ -54,6 +54,25 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
         self.compress = compress
     }
 
+    /// `resource` as memory holds it when it may be served from there: fresh (a hit), or within
+    /// stale-while-revalidate (then its refresh starts, for `claim` in the background). Counts the
+    /// outcome. Nil when memory holds nothing servable: `resolve` goes below it. Any thread; never
+    /// waits.
+    package func fromMemory(_ resource: Resource, claim: UpstreamClaim) -> (entry: CacheEntry, outcome: CacheOutcome)? {
+        guard let held = cache.entry(for: resource.cacheKey), let outcome = held.servedOutcome(at: time.now()) else {
+            return nil
+        }
+        cache.count(outcome)
+        if outcome == .revalidating { revalidate(resource, stale: held, claim: claim.inBackground) }
+        return (held, outcome)
+    }
+
+    /// `fromMemory`, else `resolve` with what memory holds standing in if the upstream fails.
+    package func lookUp(_ resource: Resource, claim: UpstreamClaim) async -> Resolution {
+        if let (entry, outcome) = fromMemory(resource, claim: claim) { return .entry(entry, outcome) }
+        return await resolve(resource, cached: cache.entry(for: resource.cacheKey), claim: claim, onPlaced: nil)
+    }
+
     package func resolve(
         _ resource: Resource, cached: CacheEntry?, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)?
     ) async -> Resolution {

@@ -99,6 +99,8 @@ public final class ServerMetrics: Sendable {
 package final class Counter: Sendable {
     private let count = Atomic<Int>(0)
 
+    package init() {}
+
     package func add(_ amount: Int = 1) { count.add(amount, ordering: .relaxed) }
 
     package var value: Int { count.load(ordering: .relaxed) }
@@ -109,6 +111,8 @@ package final class Counter: Sendable {
 package final class Histogram: Sendable {
     private let buckets: [Counter] = (0...ServerMetrics.bucketBounds.count).map { _ in Counter() }
     private let sumNanoseconds = Counter()
+
+    package init() {}
 
     package func observe(_ seconds: Double) {
         let bounded = max(0, seconds)

@@ -12,6 +12,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case invalidObjectID = "invalid_object_id"
     /// `/images/{path}` with a path that is not one of the image host's shapes.
     case invalidImagePath = "invalid_image_path"
+    /// `/iiif/{id}/{n}/…` that is not the IIIF Image API's syntax, or asks for a region or size the
+    /// picture cannot give (outside it, larger than it without `^`, past its bounds).
+    case invalidIIIFRequest = "invalid_iiif_request"
     /// A purge (`DELETE /cache/…`) from a client that is not on this machine and has not sent the
     /// `--admin-token` as a bearer token.
     case forbidden = "forbidden"
@@ -58,11 +61,18 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     /// The request needs the Met while its client already has `--client-queue` fetches waiting for
     /// their turn; retry after `Retry-After`. Answers from the cache are never refused.
     case tooManyRequests = "too_many_requests"
+    /// A IIIF image request in the API's syntax for a feature this server does not offer (a turn
+    /// that is not a multiple of 90 degrees, a format other than jpg, png and webp).
+    case iiifFeatureNotSupported = "iiif_feature_not_supported"
+    /// A picture the image host sent that could not be decoded or a derivative of it encoded.
+    case imageNotDerivable = "image_not_derivable"
 
     /// The HTTP status that goes with the code.
     public var status: Int {
         switch self {
-        case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID, .invalidImagePath: 400
+        case .invalidRequestTarget, .unknownParameter, .invalidParameter, .invalidObjectID, .invalidImagePath,
+            .invalidIIIFRequest:
+            400
         case .forbidden: 403
         case .routeNotFound, .objectNotFound, .noMatch, .notPublicDomain, .noImages, .imageNotFound: 404
         case .methodNotAllowed: 405
@@ -72,7 +82,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .tooManyRequests: 429
         case .headersTooLarge: 431
         case .internalError: 500
-        case .upstreamUnreachable, .upstreamError, .upstreamMalformed: 502
+        case .iiifFeatureNotSupported: 501
+        case .upstreamUnreachable, .upstreamError, .upstreamMalformed, .imageNotDerivable: 502
         case .upstreamUnavailable, .upstreamBlocked, .shuttingDown: 503
         case .upstreamTimeout: 504
         }
@@ -86,6 +97,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .invalidParameter: "Invalid query parameter"
         case .invalidObjectID: "Invalid object ID"
         case .invalidImagePath: "Invalid image path"
+        case .invalidIIIFRequest: "Invalid IIIF image request"
         case .forbidden: "Forbidden"
         case .routeNotFound: "No such route"
         case .objectNotFound: "Object not found"
@@ -107,6 +119,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .upstreamTimeout: "Upstream timed out"
         case .shuttingDown: "Server shutting down"
         case .tooManyRequests: "Too many requests waiting for the Met"
+        case .iiifFeatureNotSupported: "IIIF feature not supported"
+        case .imageNotDerivable: "Image could not be derived"
         }
     }
 }

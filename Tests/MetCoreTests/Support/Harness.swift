@@ -1,4 +1,5 @@
 import Foundation
+import MetImaging
 import TestKit
 import Testing
 
@@ -71,8 +72,8 @@ struct Harness {
         compress: (@Sendable ([UInt8]) -> [UInt8])? = nil, random: any RandomSource = SystemRandomSource()
     ) -> MetService {
         let engine = CacheEngine(
-            configuration: configuration, upstream: upstream, disk: disk, shared: shared, time: time, logger: logger,
-            compress: compress)
+            configuration: configuration, upstream: upstream, disk: disk, shared: shared, deriver: VipsDeriver(),
+            time: time, logger: logger, compress: compress)
         return MetService(
             configuration: configuration, engine: engine, openAPI: openAPI, compress: compress, random: random)
     }

@@ -1,0 +1,253 @@
+import MetEngine
+
+/// `/iiif/{objectID}/{n}/…`: the IIIF Image API 3.0, level 2, over an object's pictures
+/// (`IIIFImageRequest`). Picture `n` is the manifest's canvas `n` (`IIIFManifest.images`: the
+/// primary image, then the additional ones); its original comes through the pictures' tiers
+/// (`ImageEngine`), so the image host is asked once per picture whatever is derived from it.
+///
+/// - `…/info.json`: the picture's size, bounds, sizes and tiles (`IIIFImageInfo`).
+/// - `…/{region}/{size}/{rotation}/{quality}.{format}`: a derivative, made once per canonical
+///   request and original (its key holds both), under single flight, by `deriver` on a thread of
+///   its own through `gate` (which bounds the decodes, and so their memory), then kept in the
+///   pictures' memory and files like the originals and served as they are (`ImageHandler.present`:
+///   ETag, 304, ranges).
+/// - `…/{objectID}/{n}`: 303 to its `info.json`.
+///
+/// When the record, the original and the derivative are all fresh in memory, the answer is made
+/// on the loop thread; otherwise in a task. Any thread.
+final class IIIFImageHandler: Sendable {
+    private let engine: CacheEngine
+    private let deriver: any ImageDeriver
+    private let gate: DerivationGate
+    private let flights = SingleFlight<Derived>()
+    private let presenter: Presenter
+    private let publicURL: String?
+    private let time: any TimeSource
+    private let clientLimit: Int
+
+    /// A step's value, or the answer that ends the request instead.
+    private enum Step<Value> {
+        case value(Value)
+        case answer(Response)
+    }
+
+    /// What one derivation came to.
+    private enum Derived: Sendable {
+        case made(CacheEntry, CacheOutcome)
+        case failed(String)
+    }
+
+    /// - Parameter derivations: how many derivations may run at once (`--image-derivations`).
+    init(
+        engine: CacheEngine, deriver: any ImageDeriver, derivations: Int, presenter: Presenter, publicURL: String?,
+        time: any TimeSource, clientLimit: Int
+    ) {
+        self.engine = engine
+        self.deriver = deriver
+        gate = DerivationGate(limit: derivations)
+        self.presenter = presenter
+        self.publicURL = publicURL
+        self.time = time
+        self.clientLimit = clientLimit
+    }
+
+    /// The answer to `iiif`, on the loop thread.
+    func answer(_ iiif: IIIFImageRequest, for request: RouteRequest) -> Answer {
+        let base =
+            ManifestPipeline.base(
+                publicURL: publicURL, scheme: request.forwarded?.forwardedProto ?? "http",
+                host: request.request.headers["Host"]) + "/iiif/\(iiif.objectID)/\(iiif.index)"
+        if case .base = iiif.operation {
+            var headers = HTTPFields()
+            headers.append("Location", base + "/info.json")
+            return .ready(Response(status: 303, headers: headers))
+        }
+        let record = MetResource.object(id: iiif.objectID)
+        // On the loop when memory holds every part fresh.
+        if let (recordEntry, _) = engine.fetcher.fromMemory(record, claim: request.claim) {
+            switch picture(iiif, of: recordEntry) {
+            case .answer(let refusal): return .ready(refusal)
+            case .value(let path):
+                if let (original, _) = engine.images.fetcher.fromMemory(
+                    engine.images.resource(path.path), claim: request.claim),
+                    let response = quickAnswer(iiif, original: original, base: base, to: request.request)
+                {
+                    return .ready(response)
+                }
+            }
+        }
+        let claim = request.claim
+        let http = request.request
+        return .suspended(
+            Suspension { [self] in
+                let now = time.now()
+                let recordEntry: CacheEntry
+                switch await engine.fetcher.lookUp(record, claim: claim) {
+                case .entry(let entry, _): recordEntry = entry
+                case let failure: return presenter.failure(failure, of: record)
+                }
+                let path: ImagePath
+                switch picture(iiif, of: recordEntry) {
+                case .answer(let refusal): return refusal
+                case .value(let found): path = found
+                }
+                let resource = engine.images.resource(path.path)
+                let original: CacheEntry
+                switch await engine.images.fetcher.lookUp(resource, claim: claim) {
+                case .entry(let entry, _): original = entry
+                case .failed(let error):
+                    return ImageHandler.problem(
+                        for: error, fetching: resource.path, engine: engine.images, clientLimit: clientLimit, at: now)
+                case .cancelled, .pending: return Response(status: 499)
+                }
+                guard original.status == 200, case .image(let details) = original.details else {
+                    return Problem(.imageNotFound, "The Met's image host has no picture at \(path.path).").response
+                }
+                let bounds = IIIFImageBounds(width: details.width, height: details.height)
+                guard case .image(let parameters) = iiif.operation else {
+                    return IIIFImageInfo(id: base, bounds: bounds).response(for: original, to: http, at: time.now())
+                }
+                let derivation: ImageDerivation
+                let canonical: String
+                do throws(IIIFImageRequest.Failure) {
+                    (derivation, canonical) = try parameters.plan(within: bounds)
+                } catch { return Self.problem(error) }
+                let key = Self.key(original: original, canonical: canonical)
+                switch await derive(key, derivation, from: original, details: details, claim: claim) {
+                case .value(let (entry, outcome)):
+                    return Self.present(
+                        entry, outcome: outcome, canonical: base + "/" + canonical, to: http, at: time.now())
+                case .answer(let response):
+                    return response
+                }
+            })
+    }
+
+    /// The answer when the original is at hand and the request needs nothing else: `info.json`, a
+    /// derivative memory holds fresh, or a request the picture cannot satisfy. Nil: derive.
+    private func quickAnswer(
+        _ iiif: IIIFImageRequest, original: CacheEntry, base: String, to request: Request
+    ) -> Response? {
+        guard original.status == 200, case .image(let details) = original.details else { return nil }
+        let bounds = IIIFImageBounds(width: details.width, height: details.height)
+        guard case .image(let parameters) = iiif.operation else {
+            return IIIFImageInfo(id: base, bounds: bounds).response(for: original, to: request, at: time.now())
+        }
+        let canonical: String
+        do throws(IIIFImageRequest.Failure) {
+            (_, canonical) = try parameters.plan(within: bounds)
+        } catch { return Self.problem(error) }
+        let key = Self.key(original: original, canonical: canonical)
+        let now = time.now()
+        guard let held = engine.images.cache.entry(for: key), held.isFresh(at: now) else { return nil }
+        engine.images.cache.count(.hit)
+        return Self.present(held, outcome: .hit, canonical: base + "/" + canonical, to: request, at: now)
+    }
+
+    /// Picture `iiif.index` of the record in `entry`, as an image host path; else the problem.
+    private func picture(_ iiif: IIIFImageRequest, of entry: CacheEntry) -> Step<ImagePath> {
+        if let refusal = ManifestPipeline.refusal(of: entry, id: iiif.objectID) { return .answer(refusal) }
+        let pictures = IIIFManifest(record: IIIFRecord.read(entry.body), id: iiif.objectID, base: "").images
+        guard iiif.index < pictures.count else {
+            return .answer(
+                Problem(
+                    .imageNotFound,
+                    "Object \(iiif.objectID) has \(pictures.count) picture\(pictures.count == 1 ? "" : "s"), numbered "
+                        + "from 0; there is no picture \(iiif.index)."
+                ).response)
+        }
+        let url = pictures[iiif.index]
+        let host = "https://images.metmuseum.org/"
+        guard url.hasPrefix(host), let path = try? ImagePath.parse(String(url.dropFirst(host.count))) else {
+            return .answer(
+                Problem(
+                    .imageNotFound,
+                    "Picture \(iiif.index) of object \(iiif.objectID) is not on the Met's image host, so this server "
+                        + "cannot fetch it."
+                ).response)
+        }
+        return .value(path)
+    }
+
+    /// The derivative under `key`: from memory, else from the picture files, else made (once, for
+    /// every request that asks meanwhile) and kept in both.
+    private func derive(
+        _ key: String, _ derivation: ImageDerivation, from original: CacheEntry, details: ImageDetails,
+        claim: UpstreamClaim
+    ) async -> Step<(CacheEntry, CacheOutcome)> {
+        let images = engine.images
+        if let held = images.cache.entry(for: key), held.isFresh(at: time.now()) {
+            images.cache.count(.hit)
+            return .value((held, .hit))
+        }
+        let (result, joined) = await flights.run(key, claim: claim) { [self] _ in
+            if let stored = images.files?.entry(for: key), stored.isFresh(at: time.now()) {
+                images.cache.store(stored)
+                return .success(.made(stored, .diskHit))
+            }
+            let started = time.now()
+            let made = await gate.run { [deriver] in
+                Result {
+                    try deriver.derive(derivation, from: original.body, width: details.width, height: details.height)
+                }
+            }
+            switch made {
+            case .success(let bytes):
+                let turned = derivation.quarters % 2 == 1
+                let entry = CacheEntry(
+                    key: key, kind: .image, status: 200, body: bytes, storedAt: time.now(),
+                    policy: images.freshness,
+                    details: .image(
+                        ImageDetails(
+                            contentType: derivation.encoding.contentType,
+                            width: turned ? derivation.height : derivation.width,
+                            height: turned ? derivation.width : derivation.height,
+                            upstream: UpstreamValidators(etag: nil, lastModified: details.upstream.lastModified))))
+                images.cache.store(entry)
+                images.files?.store(entry)
+                images.derivationTime.observe(time.now() - started)
+                return .success(.made(entry, .miss))
+            case .failure(let error):
+                images.derivationFailures.add()
+                return .success(.failed("\(error)"))
+            }
+        }
+        switch result {
+        case .success(.made(let entry, let outcome)):
+            let counted: CacheOutcome = joined ? .collapsed : outcome
+            images.cache.count(counted)
+            return .value((entry, counted))
+        case .success(.failed(let message)):
+            return .answer(
+                Problem(.imageNotDerivable, "The picture could not be derived as asked: \(message)").response)
+        case .failure:
+            return .answer(Response(status: 499))
+        }
+    }
+
+    /// A derivative's key: the original's key and ETag (a changed original is a new key) and the
+    /// canonical parameters.
+    private static func key(original: CacheEntry, canonical: String) -> String {
+        "iiif \(original.key) \(original.etag) \(canonical)"
+    }
+
+    /// `ImageHandler.present`, with the request's canonical URI and the service's level in `Link`.
+    private static func present(
+        _ entry: CacheEntry, outcome: CacheOutcome, canonical: String, to request: Request, at now: Double
+    ) -> Response {
+        var response = ImageHandler.present(entry, outcome: outcome, to: request, at: now)
+        response.headers.append(
+            "Link", "<\(canonical)>;rel=\"canonical\", <http://iiif.io/api/image/3/level2.json>;rel=\"profile\"")
+        return response
+    }
+
+    /// The problem document of a request the API's rules refuse (400), this server does not do
+    /// (501), or no route has (404).
+    static func problem(_ failure: IIIFImageRequest.Failure) -> Response {
+        switch failure {
+        case .invalid(let detail): Problem(.invalidIIIFRequest, detail).response
+        case .unsupported(let detail): Problem(.iiifFeatureNotSupported, detail).response
+        case .notARoute: RouteTable.noRoute("/iiif/…").response
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import MetEngine
+
+/// A request of the IIIF Image API 3.0 for one of an object's pictures
+/// (https://iiif.io/api/image/3.0/, docs/IIIF-IMAGE.md): the path after `/iiif/`, either
+/// `{objectID}/{n}` (the base URI), `{objectID}/{n}/info.json` or
+/// `{objectID}/{n}/{region}/{size}/{rotation}/{quality}.{format}`,
+/// `n` being 0 for the record's `primaryImage` and 1… for its `additionalImages`.
+///
+/// Parsing is strict and never traps: numbers are plain decimal digits (a bounded count of them,
+/// a fraction only where the specification allows one), and anything else is a 400. A request the
+/// grammar allows but this server does not do (a rotation that is not a quarter turn, a format
+/// other than jpg, png and webp) is a 501. Whether the region and size fit the picture is decided
+/// later, against its pixel size (`plan(width:height:)`).
+struct IIIFImageRequest: Sendable, Equatable {
+    let objectID: Int
+    /// 0 for the primary image, 1… for the additional ones.
+    let index: Int
+    let operation: Operation
+
+    enum Operation: Sendable, Equatable {
+        /// `{objectID}/{n}` alone: the service's base URI, which redirects to its `info.json`.
+        case base
+        case info
+        case image(Parameters)
+    }
+
+    struct Parameters: Sendable, Equatable {
+        var region: Region
+        var size: Size
+        var mirrored: Bool
+        /// Quarter turns clockwise, 0 to 3.
+        var quarters: Int
+        var quality: Quality
+        var format: ImageDerivation.Encoding
+    }
+
+    enum Region: Sendable, Equatable {
+        case full
+        case square
+        case pixels(x: Int, y: Int, width: Int, height: Int)
+        /// Percentages of the picture's width and height.
+        case percent(x: Double, y: Double, width: Double, height: Double)
+    }
+
+    struct Size: Sendable, Equatable {
+        var form: Form
+        /// `^`: the result may be larger than the region.
+        var upscale: Bool
+
+        enum Form: Sendable, Equatable {
+            case max
+            case width(Int)
+            case height(Int)
+            case percent(Double)
+            case exact(width: Int, height: Int)
+            /// `!w,h`: the largest that fits in `w` × `h`, keeping the aspect ratio.
+            case confined(width: Int, height: Int)
+        }
+    }
+
+    enum Quality: String, Sendable, Equatable {
+        case `default`
+        case color
+        case gray
+        case bitonal
+    }
+
+    /// What is wrong with a request: its status is the specification's.
+    enum Failure: Error, Sendable, Equatable {
+        /// 400: not the API's syntax, or a region or size this picture cannot give.
+        case invalid(String)
+        /// 501: the API's syntax, for a feature this server does not offer.
+        case unsupported(String)
+        /// 404 `route_not_found`: not the shape of any `/iiif/` path (a count of segments the API
+        /// has no form for; an ID or picture number that is not digits, or a last segment that
+        /// is not `info.json`, where only the base URI or the information would fit).
+        case notARoute
+    }
+
+    /// The longest run of digits a number may have: nine fit an `Int` with room to multiply.
+    static let maxDigits = 9
+
+    /// Parses the path after `/iiif/` (`RouteRequest.segment`).
+    static func parse(_ path: String) throws(Failure) -> IIIFImageRequest {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        func isDigits(_ text: Substring) -> Bool {
+            !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        }
+        switch parts.count {
+        case 2, 3:
+            guard isDigits(parts[0]), isDigits(parts[1]), parts.count == 2 || parts[2] == "info.json" else {
+                throw .notARoute
+            }
+        case 6: break
+        default: throw .notARoute
+        }
+        guard let objectID = integer(parts[0], digits: 10), (1...Int(Int32.max)).contains(objectID)
+        else {
+            throw .invalid("The object ID must be a whole number from 1 to 2147483647, not \(quoted(parts[0])).")
+        }
+        guard let index = integer(parts[1]) else {
+            throw .invalid(
+                "The picture's number must be 0 (the primary image) or 1… (the additional images), not "
+                    + "\(quoted(parts[1])).")
+        }
+        if parts.count == 2 { return IIIFImageRequest(objectID: objectID, index: index, operation: .base) }
+        if parts.count == 3 { return IIIFImageRequest(objectID: objectID, index: index, operation: .info) }
+        let region = try region(parts[2])
+        let size = try size(parts[3])
+        let (mirrored, quarters) = try rotation(parts[4])
+        let (quality, format) = try qualityAndFormat(parts[5])
+        return IIIFImageRequest(
+            objectID: objectID, index: index,
+            operation: .image(
+                Parameters(
+                    region: region, size: size, mirrored: mirrored, quarters: quarters, quality: quality,
+                    format: format)))
+    }
+
+    private static func region(_ text: Substring) throws(Failure) -> Region {
+        switch text {
+        case "full": return .full
+        case "square": return .square
+        default: break
+        }
+        let invalid = Failure.invalid(
+            "The region must be full, square, x,y,w,h or pct:x,y,w,h, not \(quoted(text)).")
+        if text.hasPrefix("pct:") {
+            let numbers = text.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false).map(decimal)
+            guard numbers.count == 4, let x = numbers[0], let y = numbers[1], let w = numbers[2], let h = numbers[3]
+            else { throw invalid }
+            guard w > 0, h > 0 else { throw .invalid("The region's width and height must be more than 0%.") }
+            return .percent(x: x, y: y, width: w, height: h)
+        }
+        let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { integer($0) }
+        guard numbers.count == 4, let x = numbers[0], let y = numbers[1], let w = numbers[2], let h = numbers[3]
+        else { throw invalid }
+        guard w > 0, h > 0 else { throw .invalid("The region's width and height must be at least 1 pixel.") }
+        return .pixels(x: x, y: y, width: w, height: h)
+    }
+
+    private static func size(_ text: Substring) throws(Failure) -> Size {
+        let upscale = text.hasPrefix("^")
+        let body = upscale ? text.dropFirst() : text
+        let invalid = Failure.invalid(
+            "The size must be max, w,, ,h, pct:n, w,h or !w,h, each with an optional ^, not \(quoted(text)).")
+        if body == "max" { return Size(form: .max, upscale: upscale) }
+        if body.hasPrefix("pct:") {
+            guard let percent = decimal(body.dropFirst(4)) else { throw invalid }
+            guard percent > 0 else { throw .invalid("The size's percentage must be more than 0.") }
+            return Size(form: .percent(percent), upscale: upscale)
+        }
+        let confined = body.hasPrefix("!")
+        let pair = (confined ? body.dropFirst() : body).split(separator: ",", omittingEmptySubsequences: false)
+        guard pair.count == 2 else { throw invalid }
+        let (width, height) = (integer(pair[0]), integer(pair[1]))
+        guard width != 0, height != 0 else { throw .invalid("A size of 0 pixels makes no picture.") }
+        switch (width, height, pair[0].isEmpty, pair[1].isEmpty) {
+        case (let width?, let height?, _, _):
+            return Size(
+                form: confined ? .confined(width: width, height: height) : .exact(width: width, height: height),
+                upscale: upscale)
+        case (let width?, nil, false, true) where !confined:
+            return Size(form: .width(width), upscale: upscale)
+        case (nil, let height?, true, false) where !confined:
+            return Size(form: .height(height), upscale: upscale)
+        default:
+            throw invalid
+        }
+    }
+
+    private static func rotation(_ text: Substring) throws(Failure) -> (mirrored: Bool, quarters: Int) {
+        let mirrored = text.hasPrefix("!")
+        guard let degrees = decimal(mirrored ? text.dropFirst() : text), degrees <= 360 else {
+            throw .invalid(
+                "The rotation must be a number of degrees from 0 to 360, with an optional !, not \(quoted(text)).")
+        }
+        guard degrees.truncatingRemainder(dividingBy: 90) == 0 else {
+            throw .unsupported("This server turns pictures by 0, 90, 180 or 270 degrees only, not \(quoted(text)).")
+        }
+        return (mirrored, Int(degrees / 90) % 4)
+    }
+
+    private static func qualityAndFormat(_ text: Substring) throws(Failure) -> (Quality, ImageDerivation.Encoding) {
+        guard let dot = text.lastIndex(of: "."), let quality = Quality(rawValue: String(text[..<dot])) else {
+            throw .invalid(
+                "The last segment must be {quality}.{format}, the quality being default, color, gray or "
+                    + "bitonal, not \(quoted(text)).")
+        }
+        switch text[text.index(after: dot)...] {
+        case "jpg": return (quality, .jpeg)
+        case "png": return (quality, .png)
+        case "webp": return (quality, .webp)
+        case "tif", "gif", "pdf", "jp2":
+            throw .unsupported("This server makes jpg, png and webp, not \(quoted(text[text.index(after: dot)...])).")
+        default:
+            throw .invalid("The format must be jpg, png or webp, not \(quoted(text[text.index(after: dot)...])).")
+        }
+    }
+
+    /// A whole number of at most `digits` decimal digits, without sign or leading zeros (except 0
+    /// itself).
+    static func integer(_ text: Substring, digits: Int = maxDigits) -> Int? {
+        guard (1...digits).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            text == "0" || text.utf8.first != 0x30
+        else { return nil }
+        return Int(text)
+    }
+
+    /// A non-negative decimal: digits, then optionally `.` and digits (`12`, `12.5`, `0.25`), at
+    /// most `maxDigits` digits before the point and as many after.
+    static func decimal(_ text: Substring) -> Double? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, (1...maxDigits).contains(whole.utf8.count),
+            whole.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
+        if parts.count == 2 {
+            guard (1...maxDigits).contains(parts[1].utf8.count),
+                parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) })
+            else { return nil }
+        }
+        return Double(text)
+    }
+
+    /// `text` in quotes for a message, cut to 40 characters (it comes from the client).
+    private static func quoted(_ text: Substring) -> String {
+        let cut = text.count > 40 ? text.prefix(40) + "…" : text
+        return "\"" + String(cut.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+            + "\""
+    }
+}
