@@ -121,7 +121,7 @@ let package = Package(
             name: "ThemetTests", dependencies: ["MetCore", "MetEngine", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["MetCore", "MetEngine", "themet", "met-fixture-server", "TestKit"],
+            dependencies: ["ImageHeaders", "MetCore", "MetEngine", "themet", "met-fixture-server", "TestKit"],
             swiftSettings: swiftSettings
         ),
     ]
