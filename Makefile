@@ -6,11 +6,11 @@ PORT        ?= 8080
 ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev libssl-dev libvips-dev \
 	ca-certificates
-TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light gdb
+TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light gdb libmagic1
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
-# The Python tests' venv (Selenium, jsonschema, iiif-prezi3, httplint, REDbot:
+# The Python tests' venv (Selenium, jsonschema, iiif-prezi3, iiif-validator, httplint, REDbot:
 # Tests/Python/requirements.txt), and one for the third-party Met clients test_met_clients runs
 # (Tests/Python/requirements-clients.txt), apart because met-api needs pydantic<2 and
 # iiif-prezi3 pydantic>=2.
@@ -65,7 +65,8 @@ deps:
 ## chromium and chromium-driver run the explorer's tests (Tests/Python/run starts and stops them);
 ## openssl makes the certificate of their stand-in for the Met's image host; nginx-light is the
 ## reverse proxy the README documents, which the sharing tests put in front of themet; gdb prints
-## the threads of a test run that passes its deadline (Tests/with-deadline).
+## the threads of a test run that passes its deadline (Tests/with-deadline); libmagic1 is what the
+## IIIF validator's python-magic loads.
 test-deps: deps
 	$(call apt_install,$(TEST_APT_PACKAGES))
 

@@ -242,11 +242,12 @@ final class IIIFImageHandler: Sendable {
     }
 
     /// The problem document of a request the API's rules refuse (400), this server does not do
-    /// (501), or no route has (404).
+    /// (501), that names no picture or that no route has (404).
     static func problem(_ failure: IIIFImageRequest.Failure) -> Response {
         switch failure {
         case .invalid(let detail): Problem(.invalidIIIFRequest, detail).response
         case .unsupported(let detail): Problem(.iiifFeatureNotSupported, detail).response
+        case .noSuchImage(let detail): Problem(.imageNotFound, detail).response
         case .notARoute: RouteTable.noRoute("/iiif/…").response
         }
     }

@@ -71,9 +71,11 @@ struct IIIFImageRequest: Sendable, Equatable {
         case invalid(String)
         /// 501: the API's syntax, for a feature this server does not offer.
         case unsupported(String)
+        /// 404 `image_not_found`: digits that name no picture (object 0, a leading zero, too large).
+        case noSuchImage(String)
         /// 404 `route_not_found`: not the shape of any `/iiif/` path (a count of segments the API
-        /// has no form for; an ID or picture number that is not digits, or a last segment that
-        /// is not `info.json`, where only the base URI or the information would fit).
+        /// has no form for, an ID or picture number that is not digits, or a last segment that is
+        /// not `info.json` where only the information would fit).
         case notARoute
     }
 
@@ -86,22 +88,17 @@ struct IIIFImageRequest: Sendable, Equatable {
         func isDigits(_ text: Substring) -> Bool {
             !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
         }
-        switch parts.count {
-        case 2, 3:
-            guard isDigits(parts[0]), isDigits(parts[1]), parts.count == 2 || parts[2] == "info.json" else {
-                throw .notARoute
-            }
-        case 6: break
-        default: throw .notARoute
-        }
-        guard let objectID = integer(parts[0], digits: 10), (1...Int(Int32.max)).contains(objectID)
-        else {
-            throw .invalid("The object ID must be a whole number from 1 to 2147483647, not \(quoted(parts[0])).")
+        guard [2, 3, 6].contains(parts.count), parts.count != 3 || parts[2] == "info.json", isDigits(parts[0]),
+            isDigits(parts[1])
+        else { throw .notARoute }
+        guard let objectID = integer(parts[0], digits: 10), (1...Int(Int32.max)).contains(objectID) else {
+            throw .noSuchImage(
+                "There is no object \(quoted(parts[0])): IDs run from 1 to 2147483647, without leading zeros.")
         }
         guard let index = integer(parts[1]) else {
-            throw .invalid(
-                "The picture's number must be 0 (the primary image) or 1… (the additional images), not "
-                    + "\(quoted(parts[1])).")
+            throw .noSuchImage(
+                "There is no picture \(quoted(parts[1])): pictures are numbered 0 (the primary image), 1, 2, … "
+                    + "(the additional ones), without leading zeros.")
         }
         if parts.count == 2 { return IIIFImageRequest(objectID: objectID, index: index, operation: .base) }
         if parts.count == 3 { return IIIFImageRequest(objectID: objectID, index: index, operation: .info) }
