@@ -62,16 +62,30 @@ class ManifestTests(unittest.TestCase):
                 images = [record["primaryImage"]] + [url for url in record["additionalImages"]
                                                       if url != record["primaryImage"]]
                 painted = []
-                for canvas in manifest["items"]:
+                for index, canvas in enumerate(manifest["items"]):
                     [page] = canvas["items"]
                     [annotation] = page["items"]
                     self.assertEqual(annotation["target"], canvas["id"])
                     painted.append(annotation["body"]["id"])
+                    # Each picture of the image host names this server's Image API service.
+                    [service] = annotation["body"]["service"]
+                    self.assertEqual(service, {"id": f"{self.servers.url}/iiif/{object_id}/{index}",
+                                               "type": "ImageService3", "profile": "level2"})
                 self.assertEqual(painted, list(dict.fromkeys(images)))
                 ids = [manifest["id"]] + [canvas["id"] for canvas in manifest["items"]]
                 ids += [page["id"] for canvas in manifest["items"] for page in canvas["items"]]
                 self.assertEqual(len(ids), len(set(ids)), "every id is distinct")
                 self.assertTrue(manifest["id"].startswith(self.servers.url + "/iiif/"))
+
+    def test_the_services_answer_their_info_json(self):
+        manifest = self.manifest(437980)
+        for canvas in manifest["items"][:2]:
+            [service] = canvas["items"][0]["items"][0]["body"]["service"]
+            status, headers, body = self.servers.get(service["id"].removeprefix(self.servers.url) + "/info.json")
+            self.assertEqual(status, 200, body[:300])
+            info = json.loads(body)
+            self.assertEqual((info["id"], info["type"], info["profile"]), (service["id"], "ImageService3", "level2"))
+            self.assertGreater(info["width"], 0)
 
     def test_iiif_prezi3_loads_every_manifest(self):
         from iiif_prezi3 import Manifest

@@ -157,7 +157,7 @@ final class IIIFImageHandler: Sendable {
                 ).response)
         }
         let url = pictures[iiif.index]
-        let host = "https://images.metmuseum.org/"
+        let host = IIIFManifest.imageHost
         guard url.hasPrefix(host), let path = try? ImagePath.parse(String(url.dropFirst(host.count))) else {
             return .answer(
                 Problem(

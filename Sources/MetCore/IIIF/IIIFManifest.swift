@@ -3,7 +3,8 @@ import MetEngine
 /// A IIIF Presentation 3 manifest for one public-domain Met object
 /// (https://iiif.io/api/presentation/3.0/): its label and metadata from the record, CC0 rights,
 /// the Met as provider, its web page as homepage, and one canvas per image (the primary image,
-/// then the additional ones), each painted with the Met's own image URL. The Met serves no IIIF of
+/// then the additional ones), each painted with the Met's own image URL and, for a picture of the
+/// image host, this server's IIIF Image API service for it (`/iiif/{id}/{n}`). The Met serves no IIIF of
 /// its own; viewers such as Mirador and the Universal Viewer can show these.
 ///
 /// The Met publishes no pixel sizes (its tracker's #25). A canvas takes the work's aspect ratio
@@ -22,7 +23,7 @@ struct IIIFManifest {
     static let canvasSide = 4_000
     /// The manifest's format: part of its render key (and so of its ETag), and changed with what
     /// the manifest holds, so that a client does not keep one of an older build after a 304.
-    static let format = 1
+    static let format = 2
     /// What the Met's open-access images are released under.
     static let rights = "http://creativecommons.org/publicdomain/zero/1.0/"
 
@@ -124,7 +125,9 @@ struct IIIFManifest {
             json.member("type", string: "Annotation")
             json.member("motivation", string: "painting")
             json.key("body")
-            Self.image(image, to: &json)
+            // A picture of the image host has this server's IIIF Image API service for deep zoom.
+            let service = image.hasPrefix(Self.imageHost) ? "\(base)/iiif/\(id)/\(index)" : nil
+            Self.image(image, service: service, to: &json)
             json.member("target", string: canvas)
             json.endObject()
             json.endArray()
@@ -194,8 +197,12 @@ struct IIIFManifest {
         json.endObject()
     }
 
-    /// An image resource; its format read from the file name's extension (JPEG unless it says otherwise).
-    private static func image(_ url: String, to json: inout JSONWriter) {
+    /// Where the pictures a service is offered for live (`IIIFImageHandler` fetches from there only).
+    static let imageHost = "https://images.metmuseum.org/"
+
+    /// An image resource; its format read from the file name's extension (JPEG unless it says
+    /// otherwise), with `service` as its level-2 IIIF Image API service when given.
+    private static func image(_ url: String, service: String? = nil, to json: inout JSONWriter) {
         let name = url.lowercased()
         let format =
             name.hasSuffix(".png")
@@ -207,6 +214,16 @@ struct IIIFManifest {
         json.member("id", string: url)
         json.member("type", string: "Image")
         json.member("format", string: format)
+        if let service {
+            json.key("service")
+            json.beginArray()
+            json.beginObject()
+            json.member("id", string: service)
+            json.member("type", string: "ImageService3")
+            json.member("profile", string: "level2")
+            json.endObject()
+            json.endArray()
+        }
         json.endObject()
     }
 }
