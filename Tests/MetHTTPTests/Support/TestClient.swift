@@ -30,7 +30,9 @@ final class TestClient: Sendable {
 
     init(descriptor: CInt) {
         self.descriptor = descriptor
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        // Only a hang waits this long: a loop thread starved by a loaded machine (ThreadSanitizer
+        // beside a release build) once took more than 10 s to answer.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
