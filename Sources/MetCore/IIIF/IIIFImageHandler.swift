@@ -20,6 +20,10 @@ final class IIIFImageHandler: Sendable {
     private let deriver: any ImageDeriver
     private let gate: DerivationGate
     private let flights = SingleFlight<Derived>()
+    /// Each record's pictures (`IIIFManifest.images`), by the record's ETag, so that a hit does not
+    /// decode the record's JSON again. Emptied when it passes `pictureListBound` records.
+    private let pictureLists = Locked([String: [String]]())
+    private static let pictureListBound = 4_096
     private let presenter: Presenter
     private let publicURL: String?
     private let time: any TimeSource
@@ -64,7 +68,8 @@ final class IIIFImageHandler: Sendable {
         }
         let record = MetResource.object(id: iiif.objectID)
         // On the loop when memory holds every part fresh.
-        if let (recordEntry, _) = engine.fetcher.fromMemory(record, claim: request.claim) {
+        let heldRecord = engine.fetcher.fromMemory(record, claim: request.claim)?.entry
+        if let recordEntry = heldRecord {
             switch picture(iiif, of: recordEntry) {
             case .answer(let refusal): return .ready(refusal)
             case .value(let path):
@@ -81,10 +86,15 @@ final class IIIFImageHandler: Sendable {
         return .suspended(
             Suspension { [self] in
                 let now = time.now()
+                // The record memory held (already counted as a hit), else through the tiers.
                 let recordEntry: CacheEntry
-                switch await engine.fetcher.lookUp(record, claim: claim) {
-                case .entry(let entry, _): recordEntry = entry
-                case let failure: return presenter.failure(failure, of: record)
+                if let heldRecord {
+                    recordEntry = heldRecord
+                } else {
+                    switch await engine.fetcher.lookUp(record, claim: claim) {
+                    case .entry(let entry, _): recordEntry = entry
+                    case let failure: return presenter.failure(failure, of: record)
+                    }
                 }
                 let path: ImagePath
                 switch picture(iiif, of: recordEntry) {
@@ -147,7 +157,16 @@ final class IIIFImageHandler: Sendable {
     /// Picture `iiif.index` of the record in `entry`, as an image host path; else the problem.
     private func picture(_ iiif: IIIFImageRequest, of entry: CacheEntry) -> Step<ImagePath> {
         if let refusal = ManifestPipeline.refusal(of: entry, id: iiif.objectID) { return .answer(refusal) }
-        let pictures = IIIFManifest(record: IIIFRecord.read(entry.body), id: iiif.objectID, base: "").images
+        let pictures: [String]
+        if let known = pictureLists.withLock({ $0[entry.etag] }) {
+            pictures = known
+        } else {
+            pictures = IIIFManifest(record: IIIFRecord.read(entry.body), id: iiif.objectID, base: "").images
+            pictureLists.withLock { lists in
+                if lists.count >= Self.pictureListBound { lists.removeAll(keepingCapacity: true) }
+                lists[entry.etag] = pictures
+            }
+        }
         guard iiif.index < pictures.count else {
             return .answer(
                 Problem(
