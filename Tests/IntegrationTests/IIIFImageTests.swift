@@ -44,6 +44,14 @@ struct IIIFImageTests {
         ("/iiif/436535/0/square/max/0/native.jpg", 400, "invalid_iiif_request"),
         ("/iiif/436535/99/info.json", 404, "image_not_found"),
         ("/iiif/436535/0/info.xml", 404, "route_not_found"),
+        // Hostile: a query, encoded slashes and dot segments, a number past Int32, bytes in the path.
+        ("/iiif/436535/0/info.json?callback=x", 400, "unknown_parameter"),
+        ("/iiif/436535%2F..%2F0/info.json", 404, "route_not_found"),
+        ("/iiif/436535/0/..%2F..%2Fetc/max/0/default.jpg", 404, "route_not_found"),
+        ("/iiif/99999999999999999999/0/info.json", 404, "image_not_found"),
+        ("/iiif/436535/0/full/max/0/default.jpg%00.png", 400, "invalid_iiif_request"),
+        ("/iiif/436535/0/pct:1e308,0,1,1/max/0/default.jpg", 400, "invalid_iiif_request"),
+        ("/iiif/436535/0/full/%5E%5Emax/0/default.jpg", 400, "invalid_iiif_request"),
     ])
     func refusalsAreProblemDocuments(target: String, status: Int, code: String) async throws {
         let servers = try await Servers.start(themet: Self.patient)
