@@ -143,7 +143,8 @@ struct WidgetTimelineTests {
                 == ["date", "objectID", "title", "artist", "imageURL", "isPublicDomain", "widgetURL", "openURL"])
         #expect(entry["title"] as? String == "Object 436535")
         #expect(entry["artist"] as? String == "Vincent van Gogh")
-        #expect(entry["imageURL"] as? String == "https://images.metmuseum.org/CRDImages/ep/web-large/DP130999.jpg")
+        // This server's copy of the Met's picture: the widget never hot-links the image host.
+        #expect(entry["imageURL"] as? String == "/images/CRDImages/ep/web-large/DP130999.jpg")
         #expect(entry["isPublicDomain"] as? Bool == true)
         #expect(entry["widgetURL"] as? String == "themet://436535")
         #expect(entry["openURL"] as? String == "/open/436535")
@@ -177,25 +178,32 @@ struct WidgetTimelineTests {
 
     @Test func missingOrEmptyTextIsNullAndTheSmallImageComesFirst() async throws {
         let harness = SearchHarness()
+        let big = "https://images.metmuseum.org/CRDImages/ep/original/DT1567.jpg"
         let bare =
-            #"{"objectID":5,"primaryImage":"https://images.example/big.jpg","primaryImageSmall":"","#
+            #"{"objectID":5,"primaryImage":"\#(big)","primaryImageSmall":"","#
             + #""artistDisplayName":"","objectDate":""}"#
-        let both = WidgetSample.record(6, image: "https://images.example/big.jpg")
+        let both = WidgetSample.record(6, image: big)
             .replacingOccurrences(
-                of: #""primaryImageSmall":"https://images.example/big.jpg""#,
-                with: #""primaryImageSmall":"https://images.example/small.jpg""#)
+                of: #""primaryImageSmall":"\#(big)""#,
+                with: #""primaryImageSmall":"https://images.metmuseum.org/CRDImages/ep/web-large/DT1567.jpg""#)
         let none = WidgetSample.record(7, isPublicDomain: false, image: "")
+        // A picture this server cannot fetch (another host, a shape the image host does not have) is none.
+        let elsewhere = WidgetSample.record(8, image: "https://images.example/big.jpg")
+        let odd = WidgetSample.record(9, image: "https://images.metmuseum.org/CRDImages/ep/web-large/../x.jpg")
         harness.service.store.replace(with: [
             WidgetSample.entry(5, bare), WidgetSample.entry(6, both), WidgetSample.entry(7, none),
+            WidgetSample.entry(8, elsewhere), WidgetSample.entry(9, odd),
         ])
         let timeline = try await harness.get("/widget/timeline?family=large").timeline()
-        #expect(timeline.ids == [5, 6, 7])
+        #expect(timeline.ids == [5, 6, 7, 8, 9])
         let (first, second, third) = (timeline.entries[0], timeline.entries[1], timeline.entries[2])
-        #expect(first["imageURL"] as? String == "https://images.example/big.jpg")
+        #expect(timeline.entries[3]["imageURL"] is NSNull)
+        #expect(timeline.entries[4]["imageURL"] is NSNull)
+        #expect(first["imageURL"] as? String == "/images/CRDImages/ep/original/DT1567.jpg")
         #expect(first["title"] as? String == "")
         for name in ["artist", "objectDate", "medium", "creditLine"] { #expect(first[name] is NSNull, "\(name)") }
         #expect(first["isPublicDomain"] as? Bool == false)
-        #expect(second["imageURL"] as? String == "https://images.example/small.jpg")
+        #expect(second["imageURL"] as? String == "/images/CRDImages/ep/web-large/DT1567.jpg")
         #expect(third["imageURL"] is NSNull)
         #expect(third["isPublicDomain"] as? Bool == false)
     }
@@ -272,12 +280,12 @@ struct WidgetTimelineTests {
     }
 
     @Test(arguments: [
-        (nil, "/open/7"),
-        ("https://met.example", "https://met.example/open/7"),
-        ("https://met.example/", "https://met.example/open/7"),
-        ("http://127.0.0.1:8080/themet/", "http://127.0.0.1:8080/themet/open/7"),
+        (nil, ""),
+        ("https://met.example", "https://met.example"),
+        ("https://met.example/", "https://met.example"),
+        ("http://127.0.0.1:8080/themet/", "http://127.0.0.1:8080/themet"),
     ])
-    func openURLIsRelativeUnlessAPublicURLIsConfigured(publicURL: String?, openURL: String) async throws {
+    func linksAreRelativeUnlessAPublicURLIsConfigured(publicURL: String?, served: String) async throws {
         let base = try publicURL.map {
             try ServerConfiguration.parse(arguments: ["--public-url", $0], environment: [:], processorCount: 1)
                 .presentation.publicURL
@@ -285,7 +293,8 @@ struct WidgetTimelineTests {
         let harness = SearchHarness { $0.presentation.publicURL = base ?? nil }
         WidgetSample.fill(harness.service.store, with: [7])
         let entry = try #require(try await harness.get("/widget/timeline").timeline().entries.first)
-        #expect(entry["openURL"] as? String == openURL)
+        #expect(entry["openURL"] as? String == served + "/open/7")
+        #expect(entry["imageURL"] as? String == served + "/images/CRDImages/ep/web-large/DP130999.jpg")
         #expect(entry["widgetURL"] as? String == "themet://7")
     }
 

@@ -1,13 +1,11 @@
-"""The processes the Python tests start: the fake Met (met-fixture-server), themet in front of it,
-an HTTPS stand-in for the Met's image host, and a headless Chromium driven by Selenium. All bind
+"""The processes the Python tests start: the fake Met (met-fixture-server, both of the Met's hosts),
+themet in front of it, and a headless Chromium driven by Selenium. All bind
 127.0.0.1 port 0 and read their port back; every one is stopped by its owner's `stop`."""
 
-import http.server
 import json
 import os
 import re
 import shutil
-import ssl
 import subprocess
 import tempfile
 import threading
@@ -67,12 +65,12 @@ class Process:
 
 
 class Servers:
-    """The fake Met with `fake` arguments, and themet against it (over real HTTP, through its
-    libcurl client) with `themet` arguments and a data directory of its own."""
+    """The fake Met with `fake` arguments over the fixture directory `fixtures`, and themet
+    against it (over real HTTP, through its libcurl client, for the records and the pictures)
+    with `themet` arguments and a data directory of its own."""
 
-    def __init__(self, fake=(), themet=()):
-        self.fake = Process(
-            [BIN_DIR / "met-fixture-server", "--port", "0", "--fixtures", ROOT / "Fixtures", *fake])
+    def __init__(self, fake=(), themet=(), fixtures=ROOT / "Fixtures"):
+        self.fake = Process([BIN_DIR / "met-fixture-server", "--port", "0", "--fixtures", fixtures, *fake])
         data = tempfile.mkdtemp(prefix="data-", dir=WORK)
         try:
             self.themet = Process(
@@ -113,57 +111,10 @@ def fetch(url, headers=None):
         return error.code, error.headers, error.read()
 
 
-class ImageHost:
-    """An HTTPS stand-in for images.metmuseum.org (the browser maps the host here and accepts the
-    self-signed certificate): every GET answers an SVG that names the file asked for, so pages
-    show pictures offline and no image load fails. Counts the paths asked for."""
-
-    def __init__(self):
-        directory = Path(tempfile.mkdtemp(prefix="image-host-", dir=WORK))
-        certificate, key = directory / "cert.pem", directory / "key.pem"
-        subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-             "/CN=images.metmuseum.org", "-keyout", key, "-out", certificate],
-            check=True, capture_output=True)
-        host = self
-        self.paths = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                host.paths.append(self.path)
-                name = self.path.rsplit("/", 1)[-1][:40]
-                hue = sum(name.encode()) * 37 % 360
-                body = (
-                    '<svg xmlns="http://www.w3.org/2000/svg" width="480" height="600" viewBox="0 0 480 600">'
-                    f'<rect width="480" height="600" fill="hsl({hue},45%,62%)"/>'
-                    f'<circle cx="240" cy="250" r="120" fill="hsl({(hue + 150) % 360},50%,40%)"/>'
-                    f'<text x="240" y="520" font-family="sans-serif" font-size="30" text-anchor="middle" '
-                    f'fill="#fff">{name}</text></svg>').encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "image/svg+xml")
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "max-age=432000")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *arguments):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(certificate, key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def browser(image_host=None, width=1280, height=1000):
-    """A headless Chromium (Debian's, with its chromedriver) whose console log is kept, with the
-    Met's image host mapped to `image_host` (when given)."""
+def browser(width=1280, height=1000):
+    """A headless Chromium (Debian's, with its chromedriver) whose console log is kept, and which
+    resolves no name but 127.0.0.1 and localhost: a page that reached for another site (the Met's
+    image host, say) fails to load it, and says so in the console."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -176,10 +127,7 @@ def browser(image_host=None, width=1280, height=1000):
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
     ):
         options.add_argument(argument)
-    if image_host:
-        options.add_argument(
-            f"--host-resolver-rules=MAP images.metmuseum.org 127.0.0.1:{image_host.port}, EXCLUDE 127.0.0.1")
-        options.add_argument("--ignore-certificate-errors")
+    options.add_argument("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
     return webdriver.Chrome(service=service, options=options)

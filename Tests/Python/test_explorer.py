@@ -1,10 +1,13 @@
 """The explorer at `/`, driven in a headless Chromium (Debian's, through Selenium from PyPI) against
-themet and the fake Met (met-fixture-server), both real processes on loopback. The Met's image
-host is mapped to a local HTTPS stand-in, so every image loads and any error in the browser's
+themet and the fake Met (met-fixture-server), both real processes on loopback. The pictures come
+through themet (`/images`, `/iiif`) from the fake's image host; the browser resolves no other
+name, so a picture fetched from anywhere else fails to load, and any error in the browser's
 console fails the test. Screenshots of the main states go to .build/explorer-screenshots/."""
 
 import json
 import re
+import shutil
+import tempfile
 import time
 import unittest
 from pathlib import Path
@@ -13,29 +16,25 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from servers import ROOT, ImageHost, Servers, browser, fetch, wait_until
+from servers import ROOT, WORK, Servers, browser, fetch, wait_until
 
 SCREENSHOTS = ROOT / ".build" / "explorer-screenshots"
-UNPACED = ["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "64"]
+# The image host unpaced too: a grid of thumbnails comes at once.
+IMAGES_UNPACED = ["--image-rate", "1000", "--image-burst", "1000", "--image-concurrency", "16"]
+UNPACED = ["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "64", *IMAGES_UNPACED]
 
 
 class ExplorerTestCase(unittest.TestCase):
-    """One browser and one image host for the class; servers per test, as each test needs."""
+    """One browser for the class; servers per test, as each test needs."""
 
     @classmethod
     def setUpClass(cls):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        cls.images = ImageHost()
-        try:
-            cls.driver = browser(cls.images)
-        except Exception:
-            cls.images.stop()
-            raise
+        cls.driver = browser()
 
     @classmethod
     def tearDownClass(cls):
         cls.driver.quit()
-        cls.images.stop()
 
     def setUp(self):
         self.allowed_errors = []
@@ -50,8 +49,8 @@ class ExplorerTestCase(unittest.TestCase):
             self.servers.stop()
         self.assertEqual(errors, [], "the browser's console has errors")
 
-    def start(self, fake=(), themet=UNPACED):
-        self.servers = Servers(fake=fake, themet=themet)
+    def start(self, fake=(), themet=UNPACED, fixtures=ROOT / "Fixtures"):
+        self.servers = Servers(fake=fake, themet=themet, fixtures=fixtures)
         return self.servers
 
     def console_errors(self):
@@ -179,10 +178,9 @@ class SearchTests(ExplorerTestCase):
         for value in (record["objectDate"], record["medium"], record["creditLine"]):
             if value:
                 self.assertIn(value, text)
-        image = self.driver.find_element(By.CSS_SELECTOR, "#detail-body .detail-image img")
-        wait_until(lambda: self.driver.execute_script(
-            "return arguments[0].complete && arguments[0].naturalWidth > 0", image), message="no image")
-        self.assertEqual(image.get_attribute("alt"), f"{record['title']}, by {record['artistDisplayName']}"
+        stage = self.driver.find_element(By.CSS_SELECTOR, "#detail-body .stage")
+        wait_until(lambda: stage.get_attribute("data-state") == "ready", timeout=30, message="no picture")
+        self.assertEqual(stage.get_attribute("aria-label"), f"{record['title']}, by {record['artistDisplayName']}"
                          if record["artistDisplayName"] else record["title"])
         self.screenshot("03-detail")
         self.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
@@ -272,6 +270,171 @@ class SearchTests(ExplorerTestCase):
             self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+class PictureTests(ExplorerTestCase):
+    def loaded(self, image):
+        return self.driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", image)
+
+    def stage(self):
+        return self.driver.find_element(By.CSS_SELECTOR, "#detail-body .stage")
+
+    def tiles(self):
+        return self.driver.find_elements(By.CSS_SELECTOR, "#detail-body .stage img.tile")
+
+    def requested(self, fragment):
+        return self.driver.execute_script(
+            "return performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes(arguments[0]))",
+            fragment)
+
+    def test_thumbnails_come_from_this_server(self):
+        self.start()
+        self.open("/#/search?q=cypress")
+        self.wait_for_state("results")
+        images = self.driver.find_elements(By.CSS_SELECTOR, "#results .card img")
+        self.assertTrue(images)
+        for image in images:
+            self.assertRegex(image.get_attribute("src"), rf"^{re.escape(self.servers.url)}/images/CRDImages/")
+            wait_until(lambda: self.loaded(image), timeout=30, message=f"{image.get_attribute('src')} did not load")
+        # The widget's picture is this server's too, as /widget/timeline names it.
+        self.by_id("nav-widget").click()
+        face = wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#widget-medium .frame img"))[0]
+        entry = self.api("/widget/timeline")["entries"][0]
+        self.assertRegex(entry["imageURL"], r"^/images/CRDImages/")
+        self.assertEqual(face.get_attribute("src"), self.servers.url + entry["imageURL"])
+        wait_until(lambda: self.loaded(face), timeout=30, message="the widget's picture did not load")
+
+    def test_deep_zoom_fits_then_loads_the_tiles_in_view(self):
+        self.start()
+        self.open("/#/objects/436535")
+        wait_until(lambda: self.stage().get_attribute("data-state") == "ready", timeout=60, message="no picture")
+        stage = self.stage()
+        info = self.api("/iiif/436535/0/info.json")
+        self.assertEqual((info["width"], info["height"]), (3613, 4000))
+        # Fitted: one of the picture's own sizes, no tile.
+        base = self.driver.find_element(By.CSS_SELECTOR, "#detail-body .stage img.base")
+        size = re.search(r"/iiif/436535/0/full/(\d+),(\d+)/0/default\.jpg$", base.get_attribute("src"))
+        self.assertIsNotNone(size, base.get_attribute("src"))
+        self.assertIn({"width": int(size.group(1)), "height": int(size.group(2))}, info["sizes"])
+        self.assertEqual(stage.get_attribute("data-zoom"), "1.000")
+        self.assertEqual(self.tiles(), [])
+        self.assertEqual(self.requested("/iiif/436535/0/0,"), [])
+
+        # Zoom in with the keyboard: the tiles of a finer scale, for the part in view only, arrive.
+        stage.click()
+        for _ in range(4):
+            stage.send_keys("+")
+        wait_until(lambda: float(stage.get_attribute("data-zoom")) > 4, message="+ did not zoom in")
+        scale = int(wait_until(lambda: stage.get_attribute("data-scale"), message="no tiles at this zoom"))
+        self.assertIn(scale, info["tiles"][0]["scaleFactors"])
+        wait_until(lambda: self.tiles() and all(self.loaded(tile) for tile in self.tiles()), timeout=60,
+                   message="the tiles in view did not all arrive")
+        side = info["tiles"][0]["width"] * scale
+        columns, rows = -(-info["width"] // side), -(-info["height"] // side)
+        self.assertLess(len(self.tiles()), columns * rows, "only the tiles in view are asked for")
+        tile = re.compile(r"/iiif/436535/0/(\d+),(\d+),(\d+),(\d+)/(\d+),(\d+)/0/default\.jpg$")
+        for image in self.tiles():
+            x, y, w, h, width, height = map(int, tile.search(image.get_attribute("src")).groups())
+            self.assertEqual((x % side, y % side), (0, 0))
+            self.assertEqual((w, h), (min(side, info["width"] - x), min(side, info["height"] - y)))
+            self.assertEqual((width, height), (-(-w // scale), -(-h // scale)))
+            self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), width)
+        self.screenshot("11-deep-zoom")
+
+        # Arrows move the picture, and bring the tiles newly in view.
+        before = set(self.requested("/iiif/436535/0/"))
+        transform = self.driver.execute_script(
+            "return document.querySelector('#detail-body .layer').style.transform")
+        for _ in range(15):  # a box and a half: past the next column of tiles
+            stage.send_keys(Keys.ARROW_RIGHT)
+        wait_until(lambda: self.driver.execute_script(
+            "return document.querySelector('#detail-body .layer').style.transform") != transform,
+            message="the arrows did not move the picture")
+        wait_until(lambda: set(self.requested("/iiif/436535/0/")) - before, message="no new tile came into view")
+        wait_until(lambda: all(self.loaded(tile) for tile in self.tiles()), timeout=60)
+
+        # A pinch (two touches drawing apart) zooms in further; 0 fits again and drops the tiles.
+        zoom = float(stage.get_attribute("data-zoom"))
+        rect = self.driver.execute_script("return arguments[0].getBoundingClientRect().toJSON()", stage)
+        cx, cy = rect["x"] + rect["width"] / 2, rect["y"] + rect["height"] / 2
+        def touch(kind, spread):
+            points = [] if kind == "touchEnd" else [
+                {"x": cx - spread, "y": cy, "id": 1}, {"x": cx + spread, "y": cy, "id": 2}]
+            self.driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+        touch("touchStart", 20)
+        for spread in (30, 45, 60):
+            touch("touchMove", spread)
+        touch("touchEnd", 0)
+        wait_until(lambda: float(stage.get_attribute("data-zoom")) > zoom * 1.5, message="the pinch did not zoom")
+        stage.send_keys("0")
+        wait_until(lambda: stage.get_attribute("data-zoom") == "1.000" and not self.tiles(),
+                   message="0 did not fit the picture again")
+
+        # Every picture the page asked for came from this server, and every one was an image.
+        for url in self.requested("/"):
+            if "/iiif/" in url or "/images/" in url:
+                self.assertTrue(url.startswith(self.servers.url), url)
+
+    def test_a_picture_the_server_refuses_says_why(self):
+        # A public-domain record whose picture is a truncated JPEG (one of the fake image host's
+        # specimens): its info.json is a 502, and the viewer says so instead of showing a picture.
+        self.allowed_errors = [r"/iiif/999002/0/info\.json .* 502"]
+        self.start(fixtures=fixtures_with({
+            "objectID": 999002, "primaryImage": "https://images.metmuseum.org/CRDImages/ts/original/truncated.jpg",
+            "primaryImageSmall": "https://images.metmuseum.org/CRDImages/ts/original/truncated.jpg",
+            "additionalImages": []}))
+        self.open("/#/objects/999002")
+        stage = wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#detail-body .stage"))[0]
+        wait_until(lambda: stage.get_attribute("data-state") == "error", timeout=60, message="no error shown")
+        problem = json.loads(self.servers.get("/iiif/999002/0/info.json")[2])
+        self.assertEqual(problem["code"], "upstream_malformed")
+        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "#detail-body .viewer-note").text,
+                         problem["title"])
+
+
+def fixtures_with(*changes):
+    """A copy of the fixture tree with one more object per `changes`: 436535's record with those
+    members changed (`objectID` among them)."""
+    fixtures = Path(tempfile.mkdtemp(prefix="fixtures-", dir=WORK))
+    shutil.copytree(ROOT / "Fixtures", fixtures, dirs_exist_ok=True)
+    for change in changes:
+        record = json.loads((ROOT / "Fixtures/public/collection/v1/objects/436535.json").read_text())
+        record.update(change)
+        (fixtures / f"public/collection/v1/objects/{record['objectID']}.json").write_text(json.dumps(record))
+    return fixtures
+
+
+class LongTextTests(ExplorerTestCase):
+    def test_a_record_with_huge_unbroken_strings_wraps(self):
+        # One more object, with words of 100,000 characters in every text field shown.
+        self.start(fixtures=fixtures_with({
+            "objectID": 999001, "title": "Cypresses " + "W" * 100_000, "artistDisplayName": "A" * 100_000,
+            "medium": "M" * 100_000, "creditLine": "C" * 100_000, "objectDate": "D" * 100_000}))
+
+        def overflowing():
+            return self.driver.execute_script(
+                "return document.documentElement.scrollWidth > window.innerWidth"
+                " || document.querySelector('#detail').scrollWidth > document.querySelector('#detail').clientWidth")
+
+        self.open("/#/search?q=cypress")
+        self.wait_for_state("results")
+        self.assertIn(999001, self.card_ids())
+        self.assertFalse(overflowing(), "the results are wider than the window")
+        card = self.driver.find_element(By.CSS_SELECTOR, '#results .card[data-id="999001"]')
+        self.assertLess(card.size["height"], 800, "a card shows a few lines of a huge title")
+
+        self.open("/#/objects/999001")
+        wait_until(lambda: self.by_id("detail-body").get_attribute("data-state") == "detail")
+        self.assertFalse(overflowing(), "the detail view is wider than the window")
+        self.screenshot("12-huge-strings")
+        self.by_id("detail-close").click()
+
+        self.open("/#/widget")
+        wait_until(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#timeline-large li")) > 1)
+        self.assertFalse(overflowing(), "the widget preview is wider than the window")
+        for family in ("medium", "large"):
+            widget = self.by_id(f"widget-{family}")
+            self.assertLessEqual(widget.size["width"], 362)
+
+
 class SlowAndFailingUpstreamTests(ExplorerTestCase):
     def test_stop_abandons_a_slow_search(self):
         self.start(fake=["--latency", "4000"])
@@ -297,7 +460,8 @@ class SlowAndFailingUpstreamTests(ExplorerTestCase):
         # at 3, 6 and 9 s. The batches are 3 s apart so that an ask delayed by a loaded machine
         # still finds some arrived and some not (1.5 s apart, one once found all 24 at once).
         self.start(fake=["--synthetic", "2000", "--latency", "3000"],
-                   themet=["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "8"])
+                   themet=["--upstream-rate", "1000", "--upstream-burst", "1000", "--upstream-concurrency", "8",
+                           *IMAGES_UNPACED])
         self.open("/")
         self.search("landscape")
         seen = set()

@@ -2,7 +2,7 @@ import MetEngine
 
 /// The files of the collection explorer at `/`: one page of HTML, CSS and JavaScript written for
 /// this server and compiled into the binary (`Resources/explorer/`, embedded by SwiftPM), using
-/// only the server's public routes. Nothing is fetched from another site but the Met's images.
+/// only the server's public routes. Nothing is fetched from another site, not even the Met's pictures.
 public enum ExplorerAsset: String, Sendable, CaseIterable {
     case page = "/"
     case script = "/explorer.js"

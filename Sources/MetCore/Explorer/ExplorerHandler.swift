@@ -3,12 +3,13 @@ import MetEngine
 /// Serves the explorer's files (`ExplorerAsset`), each made once into an entry with its ETag and
 /// gzip copy. `no-cache`: a browser revalidates (a 304) on each visit, so a new build shows at once
 /// and the page never runs with a script of another build. Every file carries the
-/// `Content-Security-Policy` that confines the page to this server and the Met's image host. Any thread.
+/// `Content-Security-Policy` that confines the page to this server. Any thread.
 struct ExplorerHandler: Sendable {
-    /// What the explorer may load: its own files, JSON from this server, and images from here or
-    /// the Met's image host; no inline script or style, no frames, no plugins.
+    /// What the explorer may load: its own files, JSON and pictures from this server (which
+    /// fetches the Met's pictures itself: `/images`, `/iiif`); no inline script or style, no
+    /// frames, no plugins.
     static let contentSecurityPolicy =
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https://images.metmuseum.org; "
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
         + "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
     private let entries: [ExplorerAsset: CacheEntry]

@@ -175,9 +175,7 @@ final class IIIFImageHandler: Sendable {
                         + "from 0; there is no picture \(iiif.index)."
                 ).response)
         }
-        let url = pictures[iiif.index]
-        let host = IIIFManifest.imageHost
-        guard url.hasPrefix(host), let path = try? ImagePath.parse(String(url.dropFirst(host.count))) else {
+        guard let path = ImagePath.onImageHost(pictures[iiif.index]) else {
             return .answer(
                 Problem(
                     .imageNotFound,

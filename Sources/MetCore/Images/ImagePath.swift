@@ -44,6 +44,17 @@ struct ImagePath: Sendable, Hashable {
         return ImagePath(path: "/" + rest)
     }
 
+    /// The path of `url` when it is a picture of the Met's image host this server serves
+    /// (`https://images.metmuseum.org/CRDImages/…` in one of the accepted shapes), else nil.
+    static func onImageHost(_ url: String) -> ImagePath? {
+        let host = IIIFManifest.imageHost
+        guard url.hasPrefix(host) else { return nil }
+        return try? parse(String(url.dropFirst(host.count)))
+    }
+
+    /// This server's URL of the same picture: `{base}/images/CRDImages/…`.
+    func served(from base: String) -> String { base + "/images" + path }
+
     private static func isFileByte(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true

@@ -13,7 +13,7 @@ struct WidgetTimeline {
     /// `store` or `search`.
     var source: String
     var items: [ObjectSummary]
-    /// `--public-url`, or nil for relative `openURL`s.
+    /// `--public-url`, or nil for relative `openURL`s and `imageURL`s.
     var publicURL: String?
 
     /// The JSON body: `family`, `source`, `start`, `interval`, `entries`, `placeholder` (an entry
@@ -59,7 +59,7 @@ struct WidgetTimeline {
         json.member("title", string: item.title ?? "")
         optional("artist", item.artistDisplayName, to: &json)
         let image = [item.primaryImageSmall, item.primaryImage].compactMap { $0 }.first { !$0.isEmpty }
-        optional("imageURL", image, to: &json)
+        optional("imageURL", image.flatMap(ImagePath.onImageHost)?.served(from: publicURL ?? ""), to: &json)
         json.member("isPublicDomain", bool: item.isPublicDomain ?? false)
         json.member("widgetURL", string: DeepLink.url(for: item.objectID))
         json.member("openURL", string: (publicURL ?? "") + "/open/\(item.objectID)")

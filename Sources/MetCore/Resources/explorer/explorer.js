@@ -20,8 +20,10 @@ const MAX_POLL_MS = 8000;
 const GIVE_UP_AFTER = 5;
 /** The parameters of /search the explorer passes on from its hash. */
 const SEARCH_PARAMETERS = ['q', 'hasImages', 'isHighlight', 'isOnView', 'departmentId', 'dateBegin', 'dateEnd', 'sort'];
-/** Only images from the Met's image host are shown (the Content-Security-Policy says the same). */
-const IMAGE_HOST = 'https://images.metmuseum.org/';
+/** A picture of the Met's image host in a shape this server serves at /images/ (the rest of the
+ * URL is the path it keeps); pictures come only from this server (so says the
+ * Content-Security-Policy). */
+const IMAGE_HOST_PICTURE = /^https:\/\/images\.metmuseum\.org(\/CRDImages\/[a-z]{2,8}\/(?:original|web-large)\/[A-Za-z0-9_-][A-Za-z0-9._-]{0,199})$/;
 const FORMAT = new Intl.NumberFormat('en');
 
 const $ = (id) => document.getElementById(id);
@@ -112,9 +114,18 @@ function element(tag, className, text) {
   return node;
 }
 
-/** `url` when it is an image on the Met's image host, else null. */
+/** This server's URL of `url`, a picture on the Met's image host (`/images/CRDImages/…`), else null. */
 function imageURL(url) {
-  return typeof url === 'string' && url.startsWith(IMAGE_HOST) ? url : null;
+  const match = typeof url === 'string' ? IMAGE_HOST_PICTURE.exec(url) : null;
+  return match && /\.(jpe?g|png|tiff?|webp)$/i.test(match[1]) ? `/images${match[1]}` : null;
+}
+
+/** `url` when it is a picture this server serves (`/images/…`, as the widget timeline gives
+ * them: relative, or absolute on this origin), as a path; else null. */
+function servedImageURL(url) {
+  if (typeof url !== 'string') return null;
+  const path = url.startsWith(location.origin + '/') ? url.slice(location.origin.length) : url;
+  return path.startsWith('/images/CRDImages/') ? path : null;
 }
 
 /** `anchor`, made to open in a new tab without giving that tab a handle on this page. */
@@ -702,25 +713,19 @@ async function showObject(id) {
     return;
   }
   if (controller !== detail.controller) return;
-  body.replaceChildren(record.isPublicDomain ? publicDomainDetail(record) : linkOutDetail(record));
+  body.replaceChildren(record.isPublicDomain ? publicDomainDetail(record, controller.signal) : linkOutDetail(record));
   body.dataset.state = record.isPublicDomain ? 'detail' : 'link-out';
 }
 
-function publicDomainDetail(record) {
+function publicDomainDetail(record, signal) {
   const article = element('article', 'detail');
   const figure = element('figure', 'detail-image');
-  const main = imageURL(record.primaryImageSmall) || imageURL(record.primaryImage);
-  const image = element('img');
-  image.alt = altText(record);
-  image.addEventListener('error', () => figure.classList.add('broken'));
-  if (main) image.src = main;
-  figure.append(image);
-  const full = imageURL(record.primaryImage);
-  if (full) {
-    const caption = element('figcaption');
-    caption.append(inNewTab(link(full, 'Full-size image ↗')));
-    figure.append(caption);
-  }
+  const viewer = new ZoomViewer(altText(record));
+  const caption = element('figcaption');
+  const full = inNewTab(link('#', 'Full-size image ↗'));
+  full.hidden = true;
+  caption.append(viewer.hint, full);
+  figure.append(viewer.element, caption);
   const text = element('div', 'detail-text');
   text.append(detailTitle(record.title || `Object ${record.objectID}`));
   const artist = [record.artistDisplayName, record.artistDisplayBio].filter(Boolean).join(', ');
@@ -732,27 +737,8 @@ function publicDomainDetail(record) {
   detailRow(facts, 'Credit line', record.creditLine);
   detailRow(facts, 'Department', record.department);
   detailRow(facts, 'Accession number', record.accessionNumber);
-  text.append(facts);
-  const extra = (record.additionalImages || []).map(imageURL).filter(Boolean);
-  if (extra.length) {
-    text.append(element('h3', null, `More images (${extra.length})`));
-    const strip = element('ul', 'more-images');
-    for (const [index, url] of [main, ...extra].filter(Boolean).entries()) {
-      const item = element('li');
-      const button = element('button');
-      button.type = 'button';
-      button.setAttribute('aria-label', `Show image ${index + 1} of ${extra.length + (main ? 1 : 0)}`);
-      const thumb = element('img');
-      thumb.loading = 'lazy';
-      thumb.alt = '';
-      thumb.src = url;
-      button.append(thumb);
-      button.addEventListener('click', () => { image.src = url; });
-      item.append(button);
-      strip.append(item);
-    }
-    text.append(strip);
-  }
+  const more = element('div', 'more');
+  text.append(facts, more);
   const links = element('p', 'links');
   links.append(link(`/iiif/${record.objectID}/manifest.json`, 'IIIF manifest'),
     link(`/objects/${record.objectID}`, 'JSON record'));
@@ -761,7 +747,364 @@ function publicDomainDetail(record) {
   }
   text.append(links);
   article.append(figure, text);
+
+  const show = (picture) => {
+    viewer.show(picture.service, signal);
+    full.href = picture.original || picture.service + '/full/max/0/default.jpg';
+    full.hidden = false;
+  };
+  pictures(record.objectID, signal).then((list) => {
+    if (list.length === 0) return viewer.unavailable('This object has no picture this server can show.');
+    show(list[0]);
+    if (list.length > 1) showMorePictures(more, list, show);
+  }).catch((error) => {
+    if (error.name !== 'AbortError') viewer.unavailable(error.problem?.title || 'The pictures could not be listed.');
+  });
   return article;
+}
+
+/**
+ * The pictures of public-domain object `id` this server serves through the IIIF Image API, in the
+ * manifest's order (its canvas `n` is the service `/iiif/{id}/{n}`): `{ n, service, original }`,
+ * `original` being this server's copy of the Met's file (or null).
+ */
+async function pictures(id, signal) {
+  const manifest = await getJSON(`/iiif/${id}/manifest.json`, signal);
+  return (manifest.items || []).flatMap((canvas, n) => {
+    const body = canvas.items?.[0]?.items?.[0]?.body;
+    if (!body?.service?.length) return [];
+    return [{ n, service: `/iiif/${id}/${n}`, original: imageURL(body.id) }];
+  });
+}
+
+/** The strip of an object's pictures under its facts: a small IIIF thumbnail of each, which shows
+ * that picture in the viewer. */
+function showMorePictures(container, list, show) {
+  container.append(element('h3', null, `Pictures (${list.length})`));
+  const strip = element('ul', 'more-images');
+  for (const [index, picture] of list.entries()) {
+    const item = element('li');
+    const button = element('button');
+    button.type = 'button';
+    button.setAttribute('aria-label', `Show picture ${index + 1} of ${list.length}`);
+    if (index === 0) button.setAttribute('aria-pressed', 'true');
+    const thumb = element('img');
+    thumb.loading = 'lazy';
+    thumb.alt = '';
+    thumb.addEventListener('error', () => button.classList.add('broken'), { once: true });
+    thumb.src = `${picture.service}/full/!128,128/0/default.jpg`;
+    button.append(thumb);
+    button.addEventListener('click', () => {
+      for (const other of strip.querySelectorAll('button')) other.setAttribute('aria-pressed', String(other === button));
+      show(picture);
+    });
+    item.append(button);
+    strip.append(item);
+  }
+  container.append(strip);
+}
+
+// MARK: Deep zoom
+
+/**
+ * A picture of the IIIF Image API (`/iiif/{id}/{n}`), fitted to its box and zoomable: drag or
+ * arrow keys to move, the wheel, a double click, `+`/`-` or a pinch to zoom, `0` to fit again.
+ * At the fitted size it shows one of the picture's `sizes` (shared by everyone who looks, so
+ * usually a cache hit); zoomed in past that, the `tiles` of the scale factor that matches the
+ * screen's pixels, for the part in view only, over the fitted picture (which shows, blurred,
+ * until they arrive). `element` is the viewer, `hint` a line saying how to use it.
+ */
+class ZoomViewer {
+  constructor(label) {
+    this.element = element('div', 'viewer');
+    this.stage = element('div', 'stage');
+    this.stage.tabIndex = 0;
+    this.stage.setAttribute('role', 'img');
+    this.stage.setAttribute('aria-label', label);
+    this.stage.setAttribute('aria-roledescription', 'zoomable picture');
+    this.stage.dataset.state = 'loading';
+    this.layer = element('div', 'layer');
+    this.note = element('p', 'viewer-note', 'Loading the picture…');
+    this.stage.append(this.layer, this.note);
+    const controls = element('div', 'zoom-controls');
+    for (const [text, name, action] of [
+      ['+', 'Zoom in', () => this.zoomBy(1.6)],
+      ['−', 'Zoom out', () => this.zoomBy(1 / 1.6)],
+      ['Fit', 'Fit the picture', () => this.fit()],
+    ]) {
+      const button = element('button', null, text);
+      button.type = 'button';
+      button.setAttribute('aria-label', name);
+      button.addEventListener('click', action);
+      controls.append(button);
+    }
+    this.element.append(this.stage, controls);
+    this.hint = element('span', 'hint', 'Zoom with + and −, the wheel or a pinch; drag or use the arrow keys to move; 0 fits.');
+    /** The picture: its service, size (px), tile side (px) and scale factors; null until known. */
+    this.picture = null;
+    /** Tiles on screen by `${scale}/${column}/${row}`. */
+    this.tiles = new Map();
+    /** CSS px of the box per picture px, and where the picture's top left corner is in the box. */
+    this.zoom = 1;
+    this.x = 0;
+    this.y = 0;
+    this.pointers = new Map();
+    this.frame = 0;
+    this.listen();
+  }
+
+  /** Shows the picture of `service` (its info.json first), fitted. */
+  async show(service, signal) {
+    this.service = service;
+    this.picture = null;
+    this.layer.replaceChildren();
+    this.tiles.clear();
+    this.stage.dataset.state = 'loading';
+    this.note.textContent = 'Loading the picture…';
+    this.note.hidden = false;
+    let info;
+    try {
+      info = await getJSON(`${service}/info.json`, signal);
+    } catch (error) {
+      if (error.name !== 'AbortError' && this.service === service) {
+        this.unavailable(error.problem?.title || 'The picture could not be loaded.');
+      }
+      return;
+    }
+    if (this.service !== service) return;
+    const tiles = info.tiles?.[0] || { width: 512, scaleFactors: [1] };
+    this.picture = {
+      service, width: info.width, height: info.height, tile: tiles.width, tileHeight: tiles.height || tiles.width,
+      scales: [...tiles.scaleFactors].sort((a, b) => a - b), sizes: info.sizes || [],
+    };
+    this.layer.style.width = `${info.width}px`;
+    this.layer.style.height = `${info.height}px`;
+    this.base = element('img', 'base');
+    this.base.alt = '';
+    this.base.draggable = false;
+    this.base.addEventListener('load', () => {
+      this.note.hidden = true;
+      this.stage.dataset.state = 'ready';
+    }, { once: true });
+    this.base.addEventListener('error', () => this.unavailable('The picture could not be loaded.'), { once: true });
+    this.layer.append(this.base);
+    this.fit();
+    const size = this.baseSize();
+    this.baseWidth = size.width;
+    this.base.src = `${service}/full/${size.width},${size.height}/0/default.jpg`;
+  }
+
+  /** Says why there is no picture. */
+  unavailable(reason) {
+    this.picture = null;
+    this.layer.replaceChildren();
+    this.tiles.clear();
+    this.stage.dataset.state = 'error';
+    this.note.textContent = reason;
+    this.note.hidden = false;
+  }
+
+  /** The smallest of the picture's `sizes` that fills the fitted box at this screen's density. */
+  baseSize() {
+    const wanted = this.picture.width * this.fitZoom() * devicePixelRatio;
+    const sizes = [...this.picture.sizes].sort((a, b) => a.width - b.width);
+    return sizes.find((size) => size.width >= wanted) || sizes[sizes.length - 1]
+      || { width: this.picture.width, height: this.picture.height };
+  }
+
+  box() {
+    return { width: this.stage.clientWidth, height: this.stage.clientHeight };
+  }
+
+  fitZoom() {
+    const box = this.box();
+    return Math.min(box.width / this.picture.width, box.height / this.picture.height) || 1;
+  }
+
+  /** At most four screen pixels per picture pixel, and never less than fitted. */
+  maxZoom() {
+    return Math.max(this.fitZoom(), 4 / devicePixelRatio);
+  }
+
+  fit() {
+    if (!this.picture) return;
+    this.zoom = this.fitZoom();
+    this.fitted = true;
+    this.place();
+  }
+
+  /** Zooms by `factor` about the point (`px`, `py`) of the box (its centre by default). */
+  zoomBy(factor, px, py) {
+    if (!this.picture) return;
+    const box = this.box();
+    const cx = px ?? box.width / 2;
+    const cy = py ?? box.height / 2;
+    const zoom = Math.min(this.maxZoom(), Math.max(this.fitZoom(), this.zoom * factor));
+    this.x = cx - ((cx - this.x) * zoom) / this.zoom;
+    this.y = cy - ((cy - this.y) * zoom) / this.zoom;
+    this.zoom = zoom;
+    this.fitted = zoom === this.fitZoom();
+    this.place();
+  }
+
+  moveBy(dx, dy) {
+    if (!this.picture) return;
+    this.x += dx;
+    this.y += dy;
+    this.place();
+  }
+
+  /** Keeps the picture over the box (centred along a side where it is smaller), then draws. */
+  place() {
+    const box = this.box();
+    const width = this.picture.width * this.zoom;
+    const height = this.picture.height * this.zoom;
+    if (this.fitted) {
+      this.x = (box.width - width) / 2;
+      this.y = (box.height - height) / 2;
+    }
+    this.x = width <= box.width ? (box.width - width) / 2 : Math.min(0, Math.max(box.width - width, this.x));
+    this.y = height <= box.height ? (box.height - height) / 2 : Math.min(0, Math.max(box.height - height, this.y));
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.draw());
+  }
+
+  /** The tiles' scale factor for the zoom: the largest that still gives a picture pixel per
+   * screen pixel; null while the fitted picture is sharp enough. */
+  scale() {
+    const shown = this.picture.width * this.zoom * devicePixelRatio;
+    if (shown <= this.baseWidth * 1.05) return null;
+    const wanted = 1 / (this.zoom * devicePixelRatio);
+    return this.picture.scales.filter((factor) => factor <= wanted).pop() || this.picture.scales[0];
+  }
+
+  draw() {
+    this.frame = 0;
+    if (!this.picture) return;
+    this.layer.style.transform = `translate(${this.x}px, ${this.y}px) scale(${this.zoom})`;
+    this.stage.dataset.zoom = (this.zoom / this.fitZoom()).toFixed(3);
+    const scale = this.scale();
+    this.stage.dataset.scale = scale ?? '';
+    const wanted = new Set();
+    if (scale) {
+      const { width, height } = this.picture;
+      const box = this.box();
+      const spanX = this.picture.tile * scale;
+      const spanY = this.picture.tileHeight * scale;
+      const left = Math.max(0, -this.x / this.zoom);
+      const top = Math.max(0, -this.y / this.zoom);
+      const right = Math.min(width, (box.width - this.x) / this.zoom);
+      const bottom = Math.min(height, (box.height - this.y) / this.zoom);
+      for (let row = Math.floor(top / spanY); row * spanY < bottom; row += 1) {
+        for (let column = Math.floor(left / spanX); column * spanX < right; column += 1) {
+          const key = `${scale}/${column}/${row}`;
+          wanted.add(key);
+          if (!this.tiles.has(key)) this.addTile(key, column * spanX, row * spanY, spanX, spanY, scale);
+        }
+      }
+    }
+    // Tiles of another scale stay under the new ones until every one in view has arrived.
+    const arrived = [...wanted].every((key) => this.tiles.get(key).dataset.loaded);
+    for (const [key, tile] of this.tiles) {
+      const current = key.startsWith(`${scale}/`);
+      if ((current && !wanted.has(key)) || (!current && arrived)) {
+        tile.remove();
+        this.tiles.delete(key);
+      }
+    }
+  }
+
+  /** Tile `key` of the region at (`x`, `y`), `spanX` × `spanY` picture px at most, at `scale`. */
+  addTile(key, x, y, spanX, spanY, scale) {
+    const width = Math.min(spanX, this.picture.width - x);
+    const height = Math.min(spanY, this.picture.height - y);
+    const tile = element('img', 'tile');
+    tile.alt = '';
+    tile.draggable = false;
+    tile.style.left = `${x}px`;
+    tile.style.top = `${y}px`;
+    tile.style.width = `${width}px`;
+    tile.style.height = `${height}px`;
+    tile.addEventListener('load', () => {
+      tile.dataset.loaded = 'true';
+      if (!this.frame) this.frame = requestAnimationFrame(() => this.draw());
+    }, { once: true });
+    tile.addEventListener('error', () => { tile.dataset.loaded = 'failed'; }, { once: true });
+    tile.src = `${this.picture.service}/${x},${y},${width},${height}/`
+      + `${Math.ceil(width / scale)},${Math.ceil(height / scale)}/0/default.jpg`;
+    this.layer.append(tile);
+    this.tiles.set(key, tile);
+  }
+
+  listen() {
+    const stage = this.stage;
+    const point = (event) => {
+      const rect = stage.getBoundingClientRect();
+      return { x: event.clientX - rect.left, y: event.clientY - rect.top };
+    };
+    stage.addEventListener('wheel', (event) => {
+      if (!this.picture) return;
+      event.preventDefault();
+      const at = point(event);
+      this.zoomBy(Math.exp(-event.deltaY * (event.deltaMode === 1 ? 0.05 : 0.002)), at.x, at.y);
+    }, { passive: false });
+    stage.addEventListener('dblclick', (event) => {
+      const at = point(event);
+      this.zoomBy(event.shiftKey ? 1 / 2 : 2, at.x, at.y);
+    });
+    stage.addEventListener('pointerdown', (event) => {
+      stage.setPointerCapture(event.pointerId);
+      this.pointers.set(event.pointerId, point(event));
+      this.pinch = null;
+    });
+    stage.addEventListener('pointermove', (event) => {
+      const last = this.pointers.get(event.pointerId);
+      if (!last) return;
+      const now = point(event);
+      this.pointers.set(event.pointerId, now);
+      if (this.pointers.size === 1) {
+        this.moveBy(now.x - last.x, now.y - last.y);
+        return;
+      }
+      // Two fingers: zoom by how far apart they are, about the point between them.
+      const [a, b] = [...this.pointers.values()];
+      const distance = Math.hypot(a.x - b.x, a.y - b.y);
+      const middle = { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+      if (this.pinch && distance > 0) {
+        this.moveBy(middle.x - this.pinch.middle.x, middle.y - this.pinch.middle.y);
+        this.zoomBy(distance / this.pinch.distance, middle.x, middle.y);
+      }
+      this.pinch = { distance, middle };
+    });
+    const release = (event) => {
+      this.pointers.delete(event.pointerId);
+      this.pinch = null;
+    };
+    stage.addEventListener('pointerup', release);
+    stage.addEventListener('pointercancel', release);
+    stage.addEventListener('keydown', (event) => {
+      const step = 0.1 * Math.min(this.box().width, this.box().height);
+      const actions = {
+        '+': () => this.zoomBy(1.6),
+        '=': () => this.zoomBy(1.6),
+        '-': () => this.zoomBy(1 / 1.6),
+        _: () => this.zoomBy(1 / 1.6),
+        0: () => this.fit(),
+        ArrowLeft: () => this.moveBy(step, 0),
+        ArrowRight: () => this.moveBy(-step, 0),
+        ArrowUp: () => this.moveBy(0, step),
+        ArrowDown: () => this.moveBy(0, -step),
+      };
+      const action = actions[event.key];
+      if (!action || event.ctrlKey || event.metaKey || event.altKey) return;
+      event.preventDefault();
+      action();
+    });
+    new ResizeObserver(() => {
+      if (!this.picture) return;
+      if (this.fitted) this.fit();
+      else this.zoomBy(1);
+    }).observe(stage);
+  }
 }
 
 function linkOutDetail(record) {
@@ -938,7 +1281,7 @@ function showTimeline(timeline, family, signal) {
   link.className = 'face';
   link.setAttribute('aria-label', `Widget: ${current.title}${current.artist ? `, ${current.artist}` : ''}`);
   const frame = element('span', 'frame');
-  const src = imageURL(current.imageURL);
+  const src = servedImageURL(current.imageURL);
   if (src) {
     const image = element('img');
     image.alt = '';
