@@ -42,6 +42,11 @@ typedef struct _VipsArrayDouble VipsArrayDouble;
 VipsArrayDouble *vips_array_double_newv(int n, ...);
 void vips_area_unref(void *area);
 int vips_flatten(VipsImage *in, VipsImage **out, ...);
+int vips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
+int vips_image_get_n_pages(VipsImage *image);
+int vips_avg(VipsImage *in, double *out, ...);
+// The enum values the wrappers pass (VipsForeignTiffCompression, VipsAccess).
+enum { CVIPS_TIFF_COMPRESSION_JPEG = 1, CVIPS_ACCESS_RANDOM = 0 };
 
 // libvips's operations are variadic (optional arguments as name/value pairs ending in NULL),
 // which Swift cannot call. Each wrapper below fixes the optional arguments one use needs and
@@ -99,6 +104,44 @@ static inline VipsImage *cvips_decode(const void *buffer, size_t length, int shr
     return decoded;
 }
 
+// A picture's pyramid, for deep zoom: a tiled TIFF whose first page is `in` and each further page
+// half the one before (libvips's own halving, rounded) down to one tile; tiles of `side` px,
+// JPEG-compressed at `quality`. Written once per picture, read back by `cvips_decode_region`.
+static inline int cvips_pyramid_buffer(VipsImage *in, void **buffer, size_t *length, int side, int quality) {
+    return vips_tiffsave_buffer(in, buffer, length, "tile", 1, "tile_width", side, "tile_height", side,
+        "pyramid", 1, "compression", CVIPS_TIFF_COMPRESSION_JPEG, "Q", quality, "strip", 1, NULL);
+}
+
+// The size of page `page` of a file (a pyramid's level) and how many pages it has, from its
+// header alone. -1 on failure.
+static inline int cvips_page_size(const void *buffer, size_t length, int page, int *width, int *height, int *pages) {
+    VipsImage *lazy = vips_image_new_from_buffer(buffer, length, "", "page", page, "fail_on", 1, NULL);
+    if (lazy == NULL) return -1;
+    *width = vips_image_get_width(lazy);
+    *height = vips_image_get_height(lazy);
+    *pages = vips_image_get_n_pages(lazy);
+    g_object_unref(lazy);
+    return 0;
+}
+
+// The pixels of `left`, `top`, `width` × `height` (within the page) of page `page` (a pyramid's
+// level), decoded into memory: only the tiles the region touches are read, and `buffer` may be
+// freed once this returns. NULL on failure.
+static inline VipsImage *cvips_decode_region(
+    const void *buffer, size_t length, int page, int left, int top, int width, int height
+) {
+    VipsImage *lazy = vips_image_new_from_buffer(
+        buffer, length, "", "page", page, "access", CVIPS_ACCESS_RANDOM, "fail_on", 1, NULL);
+    if (lazy == NULL) return NULL;
+    VipsImage *region = NULL;
+    int failed = vips_extract_area(lazy, &region, left, top, width, height, NULL);
+    g_object_unref(lazy);
+    if (failed) return NULL;
+    VipsImage *decoded = vips_image_copy_memory(region);
+    g_object_unref(region);
+    return decoded;
+}
+
 static inline int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
     return vips_extract_area(in, out, left, top, width, height, NULL);
 }
@@ -141,6 +184,11 @@ static inline int cvips_to_grey(VipsImage *in, VipsImage **out) {
 // 255 where `in` is at least `threshold`, else 0.
 static inline int cvips_threshold(VipsImage *in, VipsImage **out, double threshold) {
     return vips_moreeq_const1(in, out, threshold, NULL);
+}
+
+// The mean of every pixel of every band.
+static inline int cvips_avg(VipsImage *in, double *out) {
+    return vips_avg(in, out, NULL);
 }
 
 // Encoders, to a buffer the caller frees with g_free. Metadata is stripped: the bytes depend on

@@ -100,6 +100,36 @@ extension Picture {
         return Picture(image)
     }
 
+    /// The size of page `page` of a file (a pyramid's level, `pyramid(side:quality:)`) and its
+    /// number of pages, read from its header alone.
+    public static func pageSize(of bytes: [UInt8], page: Int) throws(VipsError) -> (
+        width: Int, height: Int, pages: Int
+    ) {
+        guard Vips.start() else { throw VipsError(operation: "init", message: "libvips did not start") }
+        var width: CInt = 0
+        var height: CInt = 0
+        var pages: CInt = 0
+        let status = bytes.withUnsafeBytes {
+            cvips_page_size($0.baseAddress, $0.count, CInt(page), &width, &height, &pages)
+        }
+        guard status == 0 else { throw Vips.lastError("new_from_buffer") }
+        return (Int(width), Int(height), Int(pages))
+    }
+
+    /// The pixels of `x`, `y`, `width` × `height` (within the page) of page `page` of a file,
+    /// decoded into memory. From a tiled file (a pyramid) only the tiles the region touches are read.
+    public static func decode(
+        _ bytes: [UInt8], page: Int, x: Int, y: Int, width: Int, height: Int
+    ) throws(VipsError) -> Picture {
+        guard Vips.start() else { throw VipsError(operation: "init", message: "libvips did not start") }
+        let image = bytes.withUnsafeBytes {
+            cvips_decode_region(
+                $0.baseAddress, $0.count, CInt(page), CInt(x), CInt(y), CInt(width), CInt(height))
+        }
+        guard let image else { throw Vips.lastError("extract_area") }
+        return Picture(image)
+    }
+
     /// The pixels of `x`, `y`, `width` × `height`, which must lie within this image.
     public func cropped(x: Int, y: Int, width: Int, height: Int) throws(VipsError) -> Picture {
         try Self.make("extract_area") { cvips_extract_area(image, $0, CInt(x), CInt(y), CInt(width), CInt(height)) }
@@ -134,6 +164,17 @@ extension Picture {
     }
 }
 
+// Measuring.
+extension Picture {
+    /// The mean of every pixel of every band (0…255 for 8-bit images): what two renderings of one
+    /// region are compared by.
+    public func mean() throws(VipsError) -> Double {
+        var mean = 0.0
+        guard cvips_avg(image, &mean) == 0 else { throw Vips.lastError("avg") }
+        return mean
+    }
+}
+
 // Encoding.
 extension Picture {
     /// Baseline JPEG at `quality` (1–100), metadata stripped.
@@ -144,6 +185,12 @@ extension Picture {
     /// PNG, metadata stripped.
     public func png() throws(VipsError) -> [UInt8] {
         try encode("pngsave_buffer") { cvips_pngsave_buffer(image, $0, $1) }
+    }
+
+    /// A pyramid of this image, for deep zoom: a tiled TIFF whose page 0 is this image and each
+    /// further page half the one before, down to one tile; tiles of `side` px, JPEG at `quality`.
+    public func pyramid(side: Int, quality: Int = 90) throws(VipsError) -> [UInt8] {
+        try encode("tiffsave_buffer") { cvips_pyramid_buffer(image, $0, $1, CInt(side), CInt(quality)) }
     }
 
     /// Lossy WebP at `quality` (1–100), metadata stripped.

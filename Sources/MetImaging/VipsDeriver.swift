@@ -1,28 +1,86 @@
 import ImageHeaders
 import MetEngine
 
-/// `ImageDeriver` with libvips. A JPEG source is decoded at the smallest shrink-on-load (1/2,
-/// 1/4, 1/8) that still holds the region at its requested size, so a thumbnail of a 4,000 px
-/// original decodes an eighth of its pixels; then the region is cut, scaled to exactly the
-/// requested size, mirrored, turned, toned and encoded. Blocks its thread; any thread.
+/// `ImageDeriver` with libvips. Blocks its thread; any thread.
+///
+/// - From an original: a JPEG is decoded at the smallest shrink-on-load (1/2, 1/4, 1/8) that
+///   still holds the region at its requested size, so a thumbnail of a 4,000 px original decodes
+///   an eighth of its pixels; other formats decode whole.
+/// - From a pyramid (`pyramid(of:width:height:)`: a tiled TIFF of halvings): the smallest level
+///   that still holds the region at its requested size, and only the tiles the region touches.
+///
+/// Then the region is cut, scaled to exactly the requested size, mirrored, turned, toned and encoded.
 public struct VipsDeriver: ImageDeriver {
+    /// The side of a pyramid's own tiles, in px: a 512 px IIIF tile at its scale touches four.
+    static let pyramidTile = 256
+
     public init() {}
 
     public func derive(_ derivation: ImageDerivation, from source: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         let shrink = Self.shrink(for: derivation, isJPEG: (try? ImageHeader.read(source).get())?.format == .jpeg)
         let decoded = try Picture.decode(source, shrink: shrink)
-        // Shrink-on-load rounds the decoded size up; the region is scaled to it and kept within it.
-        let across = Double(decoded.width) / Double(width)
-        let down = Double(decoded.height) / Double(height)
-        let x = min(decoded.width - 1, Int((Double(derivation.x) * across).rounded(.down)))
-        let y = min(decoded.height - 1, Int((Double(derivation.y) * down).rounded(.down)))
-        let regionWidth = max(1, min(decoded.width - x, Int((Double(derivation.regionWidth) * across).rounded())))
-        let regionHeight = max(1, min(decoded.height - y, Int((Double(derivation.regionHeight) * down).rounded())))
+        let region = Self.region(of: derivation, width: width, height: height, within: decoded.width, decoded.height)
         var picture = try decoded.displayable()
-        if x != 0 || y != 0 || regionWidth != decoded.width || regionHeight != decoded.height {
-            picture = try picture.cropped(x: x, y: y, width: regionWidth, height: regionHeight)
+        if region != (0, 0, decoded.width, decoded.height) {
+            picture = try picture.cropped(x: region.x, y: region.y, width: region.width, height: region.height)
         }
-        if derivation.width != regionWidth || derivation.height != regionHeight {
+        return try Self.finish(picture, as: derivation)
+    }
+
+    public func pyramid(of source: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        try Picture.decode(source).displayable().pyramid(side: Self.pyramidTile)
+    }
+
+    public func derive(
+        _ derivation: ImageDerivation, fromPyramid pyramid: [UInt8], width: Int, height: Int
+    ) throws -> [UInt8] {
+        let top = try Picture.pageSize(of: pyramid, page: 0)
+        var level = 0
+        while level + 1 < top.pages, derivation.regionWidth >> (level + 1) >= derivation.width,
+            derivation.regionHeight >> (level + 1) >= derivation.height
+        {
+            level += 1
+        }
+        let page = level == 0 ? top : try Picture.pageSize(of: pyramid, page: level)
+        let region = Self.region(of: derivation, width: width, height: height, within: page.width, page.height)
+        let picture = try Picture.decode(
+            pyramid, page: level, x: region.x, y: region.y, width: region.width, height: region.height)
+        return try Self.finish(picture, as: derivation)
+    }
+
+    /// The largest JPEG shrink-on-load factor (1, 2, 4 or 8) at which the region still has at least
+    /// its requested pixels across and down; 1 for other formats.
+    static func shrink(for derivation: ImageDerivation, isJPEG: Bool) -> Int {
+        guard isJPEG else { return 1 }
+        var shrink = 8
+        while shrink > 1,
+            derivation.regionWidth / shrink < derivation.width || derivation.regionHeight / shrink < derivation.height
+        {
+            shrink /= 2
+        }
+        return shrink
+    }
+
+    /// The derivation's region (in the pixels of a `width` × `height` source) in those of the same
+    /// picture at `across` × `down` (decoded smaller, or a pyramid's level: rounded sizes), kept
+    /// within it and never empty.
+    static func region(
+        of derivation: ImageDerivation, width: Int, height: Int, within across: Int, _ down: Int
+    ) -> (x: Int, y: Int, width: Int, height: Int) {
+        let scaleX = Double(across) / Double(width)
+        let scaleY = Double(down) / Double(height)
+        let x = min(across - 1, Int((Double(derivation.x) * scaleX).rounded(.down)))
+        let y = min(down - 1, Int((Double(derivation.y) * scaleY).rounded(.down)))
+        let regionWidth = max(1, min(across - x, Int((Double(derivation.regionWidth) * scaleX).rounded())))
+        let regionHeight = max(1, min(down - y, Int((Double(derivation.regionHeight) * scaleY).rounded())))
+        return (x, y, regionWidth, regionHeight)
+    }
+
+    /// `picture` (displayable: 8-bit sRGB or grey), the derivation's region, scaled to its size,
+    /// mirrored, turned, toned and encoded.
+    private static func finish(_ region: Picture, as derivation: ImageDerivation) throws -> [UInt8] {
+        var picture = region
+        if derivation.width != picture.width || derivation.height != picture.height {
             picture = try picture.resized(width: derivation.width, height: derivation.height)
         }
         guard picture.width == derivation.width, picture.height == derivation.height else {
@@ -42,18 +100,5 @@ public struct VipsDeriver: ImageDeriver {
         case .png: return try picture.png()
         case .webp: return try picture.webp()
         }
-    }
-
-    /// The largest JPEG shrink-on-load factor (1, 2, 4 or 8) at which the region still has at least
-    /// its requested pixels across and down; 1 for other formats.
-    static func shrink(for derivation: ImageDerivation, isJPEG: Bool) -> Int {
-        guard isJPEG else { return 1 }
-        var shrink = 8
-        while shrink > 1,
-            derivation.regionWidth / shrink < derivation.width || derivation.regionHeight / shrink < derivation.height
-        {
-            shrink /= 2
-        }
-        return shrink
     }
 }

@@ -93,8 +93,37 @@ struct IIIFImageRouteTests {
         }
         #expect(Set(bodies).count == 1)
         #expect((try? ImageHeader.read(bodies[0]).get()) == ImageHeader(format: .png, width: 128, height: 128))
+        // Two made: the picture's pyramid (a region is cut from it), then the derivative.
         let snapshot = harness.service.engine.images.derivationTime.snapshot
-        #expect(snapshot.count == 1)
+        #expect(snapshot.count == 2)
+    }
+
+    /// Deep zoom's tiles come from the picture's pyramid, made once: each tile is the same region
+    /// as one cut from the original, whatever level it is read from.
+    @Test func tilesComeFromOnePyramidAndShowTheirRegion() async throws {
+        let harness = Self.harness()
+        // 512 px tiles at scale factors 1 and 2 of the 640 × 480 picture, and a detail at 1/4.
+        let tiles = [
+            ("0,0,512,480", "512,480"), ("512,0,128,480", "128,480"), ("0,0,640,480", "320,240"),
+            ("100,50,400,300", "100,75"), ("600,400,40,80", "40,80"),
+        ]
+        let whole = try Picture.decode(Self.jpeg)
+        for (region, size) in tiles {
+            let response = await harness.get("/iiif/436535/0/\(region)/\(size)/0/default.png")
+            #expect(response.status == 200, "\(region)")
+            let tile = try Picture.decode(response.body)
+            let numbers = (region + "," + size).split(separator: ",").compactMap { Int($0) }
+            #expect([tile.width, tile.height] == Array(numbers[4...]))
+            let cut = try whole.cropped(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
+            #expect(abs(try tile.mean() - cut.mean()) < 2, "\(region) shows another part of the picture")
+        }
+        let images = harness.service.engine.images
+        let original = try #require(images.cache.entry(for: Self.original))
+        let pyramid = try #require(images.cache.entry(for: "iiif-pyramid \(Self.original) \(original.etag)"))
+        #expect(try ImageHeader.read(pyramid.body).get() == ImageHeader(format: .tiff, width: 640, height: 480))
+        // The pyramid once, and each derivative (the whole picture's made from the original).
+        #expect(images.derivationTime.snapshot.count == 1 + tiles.count)
+        #expect(harness.upstream.calls.filter { $0.hasPrefix("/CRDImages/") } == [Self.original])
     }
 
     @Test(arguments: [

@@ -187,15 +187,98 @@ final class IIIFImageHandler: Sendable {
     }
 
     /// The derivative under `key`: from memory, else from the picture files, else made (once, for
-    /// every request that asks meanwhile) and kept in both.
+    /// every request that asks meanwhile) and kept in both. The whole picture at a size is made from
+    /// the original (a JPEG decodes at a fraction of its size); a part of it (a tile, a detail)
+    /// from the picture's pyramid, made once, so that a tile decodes a few of the pyramid's tiles
+    /// rather than the whole original.
     private func derive(
         _ key: String, _ derivation: ImageDerivation, from original: CacheEntry, details: ImageDetails,
         claim: UpstreamClaim
     ) async -> Step<(CacheEntry, CacheOutcome)> {
+        let turned = derivation.quarters % 2 == 1
+        let made = ImageDetails(
+            contentType: derivation.encoding.contentType,
+            width: turned ? derivation.height : derivation.width,
+            height: turned ? derivation.width : derivation.height,
+            upstream: UpstreamValidators(etag: nil, lastModified: details.upstream.lastModified))
+        let whole =
+            derivation.x == 0 && derivation.y == 0 && derivation.regionWidth == details.width
+            && derivation.regionHeight == details.height
+        let result = await kept(key, details: made, claim: claim) { [self] in
+            guard !whole else {
+                return await gate.run { [deriver] in
+                    Self.made {
+                        try deriver.derive(
+                            derivation, from: original.body, width: details.width, height: details.height)
+                    }
+                }
+            }
+            switch await pyramid(of: original, details: details, claim: claim) {
+            case .success(let (pyramid, _)):
+                return await gate.run { [deriver] in
+                    Self.made {
+                        try deriver.derive(
+                            derivation, fromPyramid: pyramid.body, width: details.width, height: details.height)
+                    }
+                }
+            case .failure(let unmade):
+                return .failure(unmade)
+            }
+        }
+        switch result {
+        case .success(let made):
+            return .value(made)
+        case .failure(.failed(let message)):
+            return .answer(
+                Problem(.imageNotDerivable, "The picture could not be derived as asked: \(message)").response)
+        case .failure(.cancelled):
+            return .answer(Response(status: 499))
+        }
+    }
+
+    /// The pyramid of `original` (`ImageDeriver.pyramid`), kept as derivatives are, under a key of
+    /// its own for the original's ETag.
+    private func pyramid(
+        of original: CacheEntry, details: ImageDetails, claim: UpstreamClaim
+    ) async -> Result<(CacheEntry, CacheOutcome), Unmade> {
+        let kept = ImageDetails(
+            contentType: "image/tiff", width: details.width, height: details.height,
+            upstream: UpstreamValidators(etag: nil, lastModified: details.upstream.lastModified))
+        return await self.kept("iiif-pyramid \(original.key) \(original.etag)", details: kept, claim: claim) {
+            [self] in
+            await gate.run { [deriver] in
+                Self.made { try deriver.pyramid(of: original.body, width: details.width, height: details.height) }
+            }
+        }
+    }
+
+    /// Why `kept` has no entry.
+    private enum Unmade: Error {
+        /// The deriver failed; the message says why.
+        case failed(String)
+        /// The caller's task was cancelled while it waited.
+        case cancelled
+    }
+
+    /// What the deriver's `work` made, with a failure counted and said.
+    private static func made(_ work: () throws -> [UInt8]) -> Result<[UInt8], Unmade> {
+        do {
+            return .success(try work())
+        } catch {
+            return .failure(.failed("\(error)"))
+        }
+    }
+
+    /// The picture under `key`: from memory, else from the picture files, else made by `make`
+    /// (once, for every caller meanwhile: single flight) and kept in both, its time observed.
+    private func kept(
+        _ key: String, details: ImageDetails, claim: UpstreamClaim,
+        make: @escaping @Sendable () async -> Result<[UInt8], Unmade>
+    ) async -> Result<(CacheEntry, CacheOutcome), Unmade> {
         let images = engine.images
         if let held = images.cache.entry(for: key), held.isFresh(at: time.now()) {
             images.cache.count(.hit)
-            return .value((held, .hit))
+            return .success((held, .hit))
         }
         let (result, joined) = await flights.run(key, claim: claim) { [self] _ in
             if let stored = images.files?.entry(for: key), stored.isFresh(at: time.now()) {
@@ -203,42 +286,31 @@ final class IIIFImageHandler: Sendable {
                 return .success(.made(stored, .diskHit))
             }
             let started = time.now()
-            let made = await gate.run { [deriver] in
-                Result {
-                    try deriver.derive(derivation, from: original.body, width: details.width, height: details.height)
-                }
-            }
-            switch made {
+            switch await make() {
             case .success(let bytes):
-                let turned = derivation.quarters % 2 == 1
                 let entry = CacheEntry(
                     key: key, kind: .image, status: 200, body: bytes, storedAt: time.now(),
-                    policy: images.freshness,
-                    details: .image(
-                        ImageDetails(
-                            contentType: derivation.encoding.contentType,
-                            width: turned ? derivation.height : derivation.width,
-                            height: turned ? derivation.width : derivation.height,
-                            upstream: UpstreamValidators(etag: nil, lastModified: details.upstream.lastModified))))
+                    policy: images.freshness, details: .image(details))
                 images.cache.store(entry)
                 images.files?.store(entry)
                 images.derivationTime.observe(time.now() - started)
                 return .success(.made(entry, .miss))
-            case .failure(let error):
+            case .failure(.failed(let message)):
                 images.derivationFailures.add()
-                return .success(.failed("\(error)"))
+                return .success(.failed(message))
+            case .failure(.cancelled):
+                return .success(.failed("it was cancelled"))
             }
         }
         switch result {
         case .success(.made(let entry, let outcome)):
             let counted: CacheOutcome = joined ? .collapsed : outcome
             images.cache.count(counted)
-            return .value((entry, counted))
+            return .success((entry, counted))
         case .success(.failed(let message)):
-            return .answer(
-                Problem(.imageNotDerivable, "The picture could not be derived as asked: \(message)").response)
+            return .failure(.failed(message))
         case .failure:
-            return .answer(Response(status: 499))
+            return .failure(.cancelled)
         }
     }
 

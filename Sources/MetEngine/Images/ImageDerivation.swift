@@ -61,4 +61,19 @@ public protocol ImageDeriver: Sendable {
     ///
     /// - Throws: when the file cannot be decoded or the result encoded; the message says why.
     func derive(_ derivation: ImageDerivation, from source: [UInt8], width: Int, height: Int) throws -> [UInt8]
+
+    /// A pyramid of `source` (as for `derive(_:from:width:height:)`): the picture and its halvings
+    /// in one file, tiled, so that a region of it is made without decoding the whole picture.
+    /// Made once per picture, kept as the picture's derivatives are, and read back by
+    /// `derive(_:fromPyramid:width:height:)`.
+    ///
+    /// - Throws: when the file cannot be decoded or the pyramid written.
+    func pyramid(of source: [UInt8], width: Int, height: Int) throws -> [UInt8]
+
+    /// `derivation` of the `width` × `height` picture whose pyramid is `pyramid`, decoding only
+    /// the part of the fitting halving that the region covers.
+    ///
+    /// - Throws: when the pyramid cannot be read or the result encoded.
+    func derive(_ derivation: ImageDerivation, fromPyramid pyramid: [UInt8], width: Int, height: Int) throws
+        -> [UInt8]
 }
