@@ -7,32 +7,46 @@ import MetEngine
 /// through the pacer, with a progress bar on a terminal.
 enum WarmCommand {
     static let usage = """
-        usage: themet warm (--q QUERY [search filters] | --department N | --ids FILE) [server flags]
+        usage: themet warm (--q QUERY [search filters] | --department N | --ids FILE)
+                           [--images small|original] [server flags]
 
         Fills the cache of --data-dir (memory, then cache.sqlite) with every object of a search
         (--q and the /search filters, such as --hasImages true --medium Paintings; on v1.1 its
         first 10,000 hits), of a department (--department 11), or of a file of object IDs
         (--ids FILE, or - for standard input: IDs separated by spaces, commas or lines; # starts
         a comment). One object at a time through the pacer (--upstream-rate), skipping what is
-        fresh. On a terminal a progress bar shows done/total, rate, time left and failures;
-        otherwise a line every 5 s. Ctrl-C (SIGINT) stops after the object being fetched, keeping
-        everything fetched so far. A summary ends it. Exit status: 0, 1 when an object or the ID
-        list failed, 130 when stopped, 64 for bad arguments.
+        fresh. With --images, each object's pictures too, into the picture files, through the
+        image host's own pacer (--image-rate): small, its primaryImageSmall (what thumbnails and
+        the widget show); original, its primaryImage and additionalImages (what the detail view
+        and IIIF derive from). On a terminal a progress bar shows done/total, rate, time left and
+        failures; otherwise a line every 5 s. Ctrl-C (SIGINT) stops after the object or picture
+        being fetched, keeping everything fetched so far. A summary ends it. Exit status: 0, 1
+        when an object, a picture or the ID list failed, 130 when stopped, 64 for bad arguments.
 
         It works on the data directory itself (SQLite lets a running server share it); the
         server's own memory sees the new entries when it next reads them from the disk.
         """
 
     /// The flags that name what to warm, besides the search filters.
-    private static let own: Set<String> = ["department", "ids"]
+    private static let own: Set<String> = ["department", "ids", "images"]
 
-    /// What to warm, and the server flags. Throws a `ConfigurationError` for bad arguments.
-    static func parse(_ arguments: [String]) throws(ConfigurationError) -> (source: Source, server: [String]) {
+    /// What to warm, which pictures with it, and the server flags. Throws a `ConfigurationError`
+    /// for bad arguments.
+    static func parse(_ arguments: [String]) throws(ConfigurationError) -> (
+        source: Source, pictures: WarmPictures?, server: [String]
+    ) {
         let known = own.union(SearchQuery.parameters)
         let (items, server, positional) = try RouteArguments.split(arguments, known: known)
         if let extra = positional.first { throw ConfigurationError(flag: extra, reason: "unexpected argument") }
         let department = items.last { $0.name == "department" }?.value
         let file = items.last { $0.name == "ids" }?.value
+        var pictures: WarmPictures?
+        if let images = items.last(where: { $0.name == "images" })?.value {
+            guard let named = WarmPictures(rawValue: images) else {
+                throw ConfigurationError(flag: "--images", reason: "expected small or original, got '\(images)'")
+            }
+            pictures = named
+        }
         let search = items.filter { !own.contains($0.name) }
         let named = [department != nil, file != nil, !search.isEmpty].filter { $0 }.count
         guard named == 1 else {
@@ -42,15 +56,15 @@ enum WarmCommand {
             guard let id = Int(department), id > 0 else {
                 throw ConfigurationError(flag: "--department", reason: "expected a department ID, got '\(department)'")
             }
-            return (.department(id), server)
+            return (.department(id), pictures, server)
         }
-        if let file { return (.file(file), server) }
+        if let file { return (.file(file), pictures, server) }
         guard search.contains(where: { $0.name == "q" }) else {
             throw ConfigurationError(flag: "--q", reason: "the search filters need --q QUERY")
         }
         let target = PercentEncoding.target(path: "/search", query: search, keeping: [.comma, .pipe])
         do {
-            return (.search(try SearchQuery(RequestTarget(parsing: target))), server)
+            return (.search(try SearchQuery(RequestTarget(parsing: target))), pictures, server)
         } catch {
             throw ConfigurationError(flag: "--\(error.parameter ?? "q")", reason: error.detail)
         }
@@ -127,10 +141,16 @@ enum WarmCommand {
         var summary =
             "warmed \(progress.done) of \(progress.total) object(s) in \(elapsed): \(progress.fetched) fetched, "
             + "\(progress.fresh) already fresh, \(progress.failed) failed"
+        if warmer.pictures != nil {
+            let pictures = progress.pictures
+            summary +=
+                "; \(pictures.done) picture(s): \(pictures.fetched) fetched, \(pictures.fresh) already fresh, "
+                + "\(pictures.failed) failed"
+        }
         if stopped.isSet { summary += "; stopped by SIGINT, \(progress.total - progress.done) not asked" }
         print(summary)
         if stopped.isSet { return 130 }
-        return progress.failed == 0 ? 0 : 1
+        return progress.failed == 0 && progress.pictures.failed == 0 ? 0 : 1
     }
 
     private static func complain(_ message: String) {
@@ -187,9 +207,12 @@ final class ProgressDisplay: Sendable {
         var figures =
             "\(progress.done)/\(progress.total)  \(String(format: "%.1f", rate))/s  ETA \(left)  "
             + "\(progress.failed) failed"
+        if progress.pictures.done > 0 {
+            figures += "  \(progress.pictures.done) picture(s), \(progress.pictures.failed) failed"
+        }
         if let until = progress.blockedUntil {
             let seconds = Self.duration(max(0, until - now.timeIntervalSince1970))
-            figures += "  waiting out the Met's firewall block until \(Timestamp.rfc3339(until)) (\(seconds))"
+            figures += "  waiting out a firewall block until \(Timestamp.rfc3339(until)) (\(seconds))"
         }
         if terminal {
             let width = 30

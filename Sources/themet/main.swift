@@ -52,10 +52,12 @@ if isServe || routeCommand != nil || isSync || isWarm {
 
 var commandTarget = ""
 var warmSource: WarmCommand.Source?
+var warmPictures: WarmPictures?
 if isWarm {
     do {
         let parsed = try WarmCommand.parse(arguments)
         warmSource = parsed.source
+        warmPictures = parsed.pictures
         arguments = ["--log-level", "warning"] + parsed.server
     } catch {
         exitForUsage("\(error)")
@@ -129,8 +131,10 @@ let engine = CacheEngine(
 if let warmSource {
     Task {
         let status = await WarmCommand.run(
-            warmSource, warmer: Warmer(engine: engine, searchAPI: configuration.upstream.searchAPI))
+            warmSource,
+            warmer: Warmer(engine: engine, searchAPI: configuration.upstream.searchAPI, pictures: warmPictures))
         disk?.close()  // everything fetched reaches the persistent cache, Ctrl-C or not
+        imageFiles?.close()  // and every picture fetched, the picture files
         exit(status)
     }
     dispatchMain()

@@ -62,9 +62,45 @@ struct WarmCommandTests {
         let outcome = try await Self.warm(
             servers, ["--ids", file, "--block-cooldown", "1s", "--upstream-retries", "0"] + PersistenceTests.unpaced)
         #expect(outcome.status == 0, "\(outcome.errorText)")
-        #expect(outcome.errorText.contains("waiting out the Met's firewall block until"), "\(outcome.errorText)")
+        #expect(outcome.errorText.contains("waiting out a firewall block until"), "\(outcome.errorText)")
         let summary = String(decoding: outcome.output, as: UTF8.self)
         #expect(summary.contains("8 fetched, 0 already fresh, 0 failed"), "\(summary)")
+    }
+
+    /// `--images small` fetches each object's web-large picture from the fake's image host into
+    /// the picture files: a server started afterwards serves them from disk, asking nothing.
+    @Test func withImagesThePicturesReachThePictureFiles() async throws {
+        let unpaced = PersistenceTests.unpaced + ["--image-rate", "1000", "--image-burst", "1000"]
+        let servers = try await Servers.start(themet: unpaced)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+        // Two public-domain objects with pictures, and one (1) with none.
+        let file = try Self.idFile([436_535, 437_980, 1], in: servers.dataDirectory)
+        let first = try await Self.warm(servers, ["--ids", file, "--images", "small"] + unpaced)
+        #expect(first.status == 0, "\(first.errorText)")
+        let summary = String(decoding: first.output, as: UTF8.self)
+        #expect(summary.contains("3 fetched, 0 already fresh, 0 failed"), "\(summary)")
+        #expect(summary.contains("2 picture(s): 2 fetched, 0 already fresh, 0 failed"), "\(summary)")
+        let again = try await Self.warm(servers, ["--ids", file, "--images", "small"] + unpaced)
+        #expect(String(decoding: again.output, as: UTF8.self).contains("2 picture(s): 0 fetched, 2 already fresh"))
+
+        let calls = try await servers.upstreamStats().total
+        let restarted = try await servers.restartingThemet(unpaced)
+        let pictures = ["DT1567", "DP130999"].map { "/images/CRDImages/ep/web-large/\($0).jpg" }
+        let answers = try await PersistenceTests.fetch(pictures, from: restarted)
+        for (path, answer) in answers {
+            #expect(answer.status == 200, "\(path)")
+            #expect(answer.header("Content-Type") == "image/jpeg", "\(path)")
+        }
+        #expect(try await restarted.upstreamStats().total == calls, "the pictures came from the files")
+        restarted.themet.signal(SIGTERM)
+        #expect(await restarted.themet.waitForExit() == 0)
+    }
+
+    @Test func aBadImagesValueIsAUsageError() async throws {
+        let outcome = try await ThemetCommand.run(["warm", "--ids", "-", "--images", "huge"])
+        #expect(outcome.status == 64)
+        #expect(outcome.errorText.contains("--images: expected small or original, got 'huge'"), "\(outcome.errorText)")
     }
 
     @Test func onATerminalItDrawsABar() async throws {

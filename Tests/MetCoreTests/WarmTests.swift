@@ -85,6 +85,75 @@ struct WarmTests {
         #expect(harness.upstream.callCount(for: .object(id: 2)) == 0)
     }
 
+    /// Objects 1 and 2 with pictures on the image host (a web-large copy, an original and an
+    /// additional original, and one elsewhere that is never asked for); object 2's additional
+    /// picture is an error page. The image host's budget is ample (the clock is manual).
+    private static func pictureHarness() -> Harness {
+        let harness = Harness {
+            $0.images.rate = 1_000
+            $0.images.burst = 1_000
+        }
+        for id in 1...2 {
+            let host = "https://images.metmuseum.org/CRDImages/ep"
+            harness.upstream.answer(
+                .object(id: id),
+                with: .json(
+                    #"{"objectID":\#(id),"primaryImage":"\#(host)/original/DT\#(id).jpg","#
+                        + #""primaryImageSmall":"\#(host)/web-large/DT\#(id).jpg","#
+                        + #""additionalImages":["\#(host)/original/DT\#(id)b.jpg","https://example.org/x.jpg"]}"#))
+            for rendition in ["web-large/DT\(id).jpg", "original/DT\(id).jpg"] {
+                harness.upstream.answer(path: "/CRDImages/ep/" + rendition, with: ImageRouteTests.picture())
+            }
+        }
+        harness.upstream.answer(path: "/CRDImages/ep/original/DT1b.jpg", with: ImageRouteTests.picture())
+        harness.upstream.answer(path: "/CRDImages/ep/original/DT2b.jpg", with: .errorPage(500))
+        return harness
+    }
+
+    @Test func withImagesEachObjectsPicturesAreWarmedUnlessFresh() async throws {
+        let harness = Self.pictureHarness()
+        func warmer(_ pictures: WarmPictures) -> Warmer {
+            Warmer(engine: harness.service.engine, searchAPI: .v1, pictures: pictures)
+        }
+        let small = await warmer(.small).warm([1, 2], stop: { false }, report: { _ in })
+        #expect((small.fetched, small.failed) == (2, 0))
+        #expect(small.pictures == WarmProgress.Pictures(fetched: 2, fresh: 0, failed: 0))
+        #expect(
+            harness.upstream.calls.filter { $0.hasPrefix("/CRDImages/") }
+                == ["/CRDImages/ep/web-large/DT1.jpg", "/CRDImages/ep/web-large/DT2.jpg"])
+        // Served from the picture tiers at once, without the image host.
+        #expect(harness.getImmediately("/images/CRDImages/ep/web-large/DT2.jpg")?.status == 200)
+
+        let original = await warmer(.original).warm([1, 2], stop: { false }, report: { _ in })
+        #expect((original.fetched, original.fresh) == (0, 2))
+        #expect(original.pictures == WarmProgress.Pictures(fetched: 3, fresh: 0, failed: 1))
+        let again = await warmer(.small).warm([1, 2], stop: { false }, report: { _ in })
+        #expect(again.pictures == WarmProgress.Pictures(fetched: 0, fresh: 2, failed: 0))
+        #expect(!harness.upstream.calls.contains { $0.contains("example.org") || $0.hasSuffix("x.jpg") })
+    }
+
+    @Test func aBlockOfTheImageHostIsWaitedOutAndThePictureAskedAgain() async throws {
+        let harness = Self.pictureHarness()
+        harness.upstream.answer(
+            path: "/CRDImages/ep/web-large/DT1.jpg", withEach: [.blockPage, ImageRouteTests.picture()])
+        let reports = Locked<[WarmProgress]>([])
+        let warmer = Warmer(engine: harness.service.engine, searchAPI: .v1, pictures: .small)
+        let warm = Task {
+            await warmer.warm([1, 2], stop: { false }, report: { p in reports.withLock { $0.append(p) } })
+        }
+        await waitUntil { reports.withLock { $0.last?.blockedUntil != nil } }
+        // The records' breaker is untouched: only pictures wait.
+        #expect(harness.service.engine.monitor.blockedUntil(at: harness.time.now()) == nil)
+        let until = try #require(reports.withLock { $0.last?.blockedUntil })
+        while harness.time.now() < until {
+            await waitUntil { harness.time.sleeping >= 1 }
+            harness.time.advance(by: Warmer.stopCheckInterval)
+        }
+        let progress = await warm.value
+        #expect(progress.pictures == WarmProgress.Pictures(fetched: 2, fresh: 0, failed: 0))
+        #expect(harness.upstream.calls.filter { $0 == "/CRDImages/ep/web-large/DT1.jpg" }.count == 2)
+    }
+
     @Test func aDepartmentAndASearchNameTheirIDs() async throws {
         let harness = Self.harness()
         harness.upstream.answer(

@@ -10,8 +10,34 @@ public enum WarmSource: Sendable {
     case ids([Int])
 }
 
+/// Which pictures of each object `themet warm --images` fetches into the pictures' tiers.
+public enum WarmPictures: String, Sendable, CaseIterable {
+    /// `primaryImageSmall` (else `primaryImage`): what thumbnails and the widget show.
+    case small
+    /// `primaryImage` and every `additionalImages`: what the detail view and IIIF derive from.
+    case original
+}
+
 /// How far a warm-up got.
 public struct WarmProgress: Sendable, Equatable {
+    /// The pictures of the objects dealt with so far (`--images`).
+    public struct Pictures: Sendable, Equatable {
+        /// Fetched from the image host and stored.
+        public var fetched = 0
+        /// Already fresh in a tier: not asked.
+        public var fresh = 0
+        /// The image host failed or sent something that is not a picture (not stored).
+        public var failed = 0
+
+        public var done: Int { fetched + fresh + failed }
+
+        public init(fetched: Int = 0, fresh: Int = 0, failed: Int = 0) {
+            self.fetched = fetched
+            self.fresh = fresh
+            self.failed = failed
+        }
+    }
+
     /// Objects to warm.
     public var total = 0
     /// Asked of the Met and stored (a Met 404 included: it is cached too).
@@ -20,9 +46,10 @@ public struct WarmProgress: Sendable, Equatable {
     public var fresh = 0
     /// The Met failed for them (they are asked again by the next warm-up or request).
     public var failed = 0
-    /// While the Met's firewall blocks the server: when the block ends (seconds since 1970), after
-    /// which the warm-up goes on with the object it was on. Nil otherwise.
+    /// While the Met's firewall (or the image host's) blocks the server: when the block ends
+    /// (seconds since 1970), after which the warm-up goes on with what it was on. Nil otherwise.
     public var blockedUntil: Double?
+    public var pictures = Pictures()
 
     /// Objects dealt with so far.
     public var done: Int { fetched + fresh + failed }
@@ -31,21 +58,28 @@ public struct WarmProgress: Sendable, Equatable {
 }
 
 /// Fills the cache ahead of requests: the IDs of a source, then each object through the pacer
-/// unless a tier holds it fresh. One object at a time (the pacer sets the pace anyway), so a stop
-/// between two leaves nothing half done; every fetched entry is in memory and queued for the disk.
-/// A firewall block is waited out (the object it refused is asked again once it ends): a warm-up
-/// is the long, patient job the block asks for, and knocking during it only extends it.
+/// unless a tier holds it fresh, and with `pictures` its pictures through the image host's pacer
+/// into the pictures' tiers. One object (or picture) at a time (the pacers set the pace anyway),
+/// so a stop between two leaves nothing half done; every fetched entry is in memory and queued for
+/// the disk. A firewall block is waited out (what it refused is asked again once it ends): a
+/// warm-up is the long, patient job the block asks for, and knocking during it only extends it.
 public struct Warmer: Sendable {
     let fetcher: CachedFetcher<MetResource>
+    let images: ImageEngine
     let searchAPI: SearchAPIMode
+    /// The pictures of each object it warms too; nil: none.
+    public let pictures: WarmPictures?
     /// The breaker: when a block ends.
     let monitor: UpstreamMonitor
     let time: any TimeSource
 
-    /// A warmer over `engine`'s tiers and client; a search is listed with `searchAPI`.
-    public init(engine: CacheEngine, searchAPI: SearchAPIMode) {
+    /// A warmer over `engine`'s tiers and clients; a search is listed with `searchAPI`; `pictures`
+    /// names the pictures of each object to warm too (nil: none).
+    public init(engine: CacheEngine, searchAPI: SearchAPIMode, pictures: WarmPictures? = nil) {
         fetcher = engine.fetcher
+        images = engine.images
         self.searchAPI = searchAPI
+        self.pictures = pictures
         monitor = engine.monitor
         time = engine.time
     }
@@ -100,9 +134,16 @@ public struct Warmer: Sendable {
             case .fresh: progress.fresh += 1
             case .fetched: progress.fetched += 1
             case .failed(.blocked):
-                guard await waitOutBlock(&progress, stop: stop, report: report) else { return progress }
+                guard await waitOutBlock(monitor, &progress, stop: stop, report: report) else { return progress }
                 continue  // the same object again
-            case .failed: progress.failed += 1
+            case .failed:
+                progress.failed += 1
+                index += 1
+                report(progress)
+                continue
+            }
+            if pictures != nil {
+                guard await warmPictures(of: ids[index], &progress, stop: stop, report: report) else { return progress }
             }
             index += 1
             report(progress)
@@ -110,11 +151,49 @@ public struct Warmer: Sendable {
         return progress
     }
 
-    /// Waits until the firewall's block ends, reporting it; false when `stop` said so meanwhile.
+    /// Warms the pictures of object `id` (in memory: just warmed), one at a time; false when `stop`
+    /// said so while a block of the image host was waited out.
+    private func warmPictures(
+        of id: Int, _ progress: inout WarmProgress, stop: () -> Bool, report: (WarmProgress) -> Void
+    ) async -> Bool {
+        var paths = picturePaths(of: id)[...]
+        while let path = paths.first {
+            switch await images.fetcher.warm(images.resource(path.path)) {
+            case .fresh: progress.pictures.fresh += 1
+            case .fetched: progress.pictures.fetched += 1
+            case .failed(.blocked):
+                guard await waitOutBlock(images.monitor, &progress, stop: stop, report: report) else { return false }
+                continue  // the same picture again
+            case .failed: progress.pictures.failed += 1
+            }
+            paths = paths.dropFirst()
+        }
+        return true
+    }
+
+    /// The image host's paths of the pictures `pictures` names in object `id`'s stored record,
+    /// each once; none when the record is not a 200 (a Met 404) or names no picture of the host.
+    private func picturePaths(of id: Int) -> [ImagePath] {
+        guard let pictures, let entry = fetcher.held(.object(id: id)), entry.status == 200 else { return [] }
+        let record = IIIFRecord.read(entry.body)
+        let urls: [String]
+        switch pictures {
+        case .small:
+            urls = [record.primaryImageSmall, record.primaryImage].compactMap { $0 }.filter { !$0.isEmpty }
+                .prefix(1).map { $0 }
+        case .original:
+            urls = IIIFManifest(record: record, id: id, base: "").images
+        }
+        var seen = Set<String>()
+        return urls.compactMap(ImagePath.onImageHost).filter { seen.insert($0.path).inserted }
+    }
+
+    /// Waits until the block `monitor` (the Met's breaker, or the image host's) shows ends,
+    /// reporting it; false when `stop` said so meanwhile.
     /// A block this instance's breaker does not show (another instance's fetch reported it first)
     /// is given one `stopCheckInterval` before the object is asked again.
     private func waitOutBlock(
-        _ progress: inout WarmProgress, stop: () -> Bool, report: (WarmProgress) -> Void
+        _ monitor: UpstreamMonitor, _ progress: inout WarmProgress, stop: () -> Bool, report: (WarmProgress) -> Void
     ) async -> Bool {
         defer { progress.blockedUntil = nil }
         let now = time.now()

@@ -67,6 +67,12 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
         return (held, outcome)
     }
 
+    /// What memory holds for `resource`, fresh or not, without counting a lookup (what `warm` just
+    /// stored, for instance). Any thread; never waits.
+    package func held(_ resource: Resource) -> CacheEntry? {
+        cache.entry(for: resource.cacheKey)
+    }
+
     /// `fromMemory`, else `resolve` with what memory holds standing in if the upstream fails.
     package func lookUp(_ resource: Resource, claim: UpstreamClaim) async -> Resolution {
         if let (entry, outcome) = fromMemory(resource, claim: claim) { return .entry(entry, outcome) }
