@@ -359,12 +359,7 @@ public final class ImageFileTier: PersistentTier {
     /// The file of `key`: two levels of the FNV-1a hash of the key in hex (`ab/abcdef….img`), so no
     /// folder holds more than a few hundred files.
     static func fileName(for key: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
+        let hex = String(FNV1a.hash(key.utf8), radix: 16)
         let padded = String(repeating: "0", count: 16 - hex.count) + hex
         return "\(padded.prefix(2))/\(padded).img"
     }

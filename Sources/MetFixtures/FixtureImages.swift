@@ -181,11 +181,6 @@ public final class FixtureImages: Sendable {
 
     /// A seed from the path's bytes (FNV-1a), the same on every run.
     static func seed(_ path: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in path.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        return hash
+        FNV1a.hash(path.utf8)
     }
 }
