@@ -18,7 +18,7 @@ PYTHON_VENV   = .build/python-venv
 PYTHON_CLIENTS_VENV = .build/python-clients-venv
 BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
-BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server
+BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server vipsthumbnail:libvips-tools
 
 .PHONY: deps test-deps build serve demo test test-unit test-tsan test-contract test-python bench bench-smoke lint clean \
 	help fuzz

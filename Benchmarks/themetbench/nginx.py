@@ -38,7 +38,8 @@ def nginx_version() -> tuple[str, tuple[int, ...]]:
 
 
 def nginx_config(prefix: Path, port: int, upstream_port: int) -> str:
-    """nginx with proxy_cache in front of the fake: the same /objects/ paths as themet serves."""
+    """nginx with proxy_cache in front of the fake: the same /objects/ and /images/ paths as themet
+    serves."""
     user = "user root;\n" if os.geteuid() == 0 else ""  # root's workers must write the cache
     temp = prefix / "temp"
     return f"""\
@@ -84,6 +85,18 @@ http {{
             # The fake, like the Met, sends Set-Cookie and Vary and no caching headers.
             proxy_ignore_headers Set-Cookie Cache-Control Expires Vary;
             proxy_hide_header Set-Cookie;
+            add_header X-Cache $upstream_cache_status;
+        }}
+        # The pictures, at the paths themet serves them: the fake is the image host too.
+        location /images/ {{
+            proxy_pass http://fake/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache met;
+            proxy_cache_valid 200 1d;
+            proxy_cache_lock on;
+            proxy_cache_lock_timeout 30s;
+            proxy_ignore_headers Set-Cookie Cache-Control Expires Vary;
             add_header X-Cache $upstream_cache_status;
         }}
     }}

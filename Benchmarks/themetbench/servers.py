@@ -14,12 +14,13 @@ from pathlib import Path
 from . import BenchmarkError
 from .http_client import http_get
 from .processes import Child, Supervisor
-from .workload import HOST, LOOPS, REPO, SYNTHETIC_IDS
+from .workload import HOST, LOOPS, PICTURE_ID, REPO, SYNTHETIC_IDS
 
 THEMET_FLAGS = [
     "--log-level", "warning", "--loops", str(LOOPS), "--cache-size", "1GiB",
     # The default pacing (1 request/s, for the real Met's firewall) would measure the pacer.
     "--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64",
+    "--image-rate", "10000", "--image-burst", "1000", "--image-concurrency", "64",
 ]
 REDIS_SERVER = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/sbin")
 START_TIMEOUT_SECONDS = 15
@@ -55,14 +56,17 @@ def wait_until_healthy(child: Child, port: int, path: str = "/health") -> float:
 
 
 def fixture_tree(supervisor: Supervisor) -> Path:
-    """A fixture tree with only departments.json (the fake requires it): every object is synthetic.
+    """A fixture tree with departments.json (the fake requires it) and one real record above the
+    synthetic ids, PICTURE_ID, for its pictures: every object the other workloads ask for is
+    synthetic.
 
     The repository's Fixtures/ also has real records for a few ids below 100,000 (1, 1027, ...),
     which would make those objects differ in size from the rest."""
     tree = supervisor.path("fixtures")
     v1 = tree / "public/collection/v1"
-    v1.mkdir(parents=True)
+    (v1 / "objects").mkdir(parents=True)
     shutil.copy(REPO / "Fixtures/public/collection/v1/departments.json", v1)
+    shutil.copy(REPO / f"Fixtures/public/collection/v1/objects/{PICTURE_ID}.json", v1 / "objects")
     return tree
 
 

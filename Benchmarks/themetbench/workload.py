@@ -17,6 +17,14 @@ LOOPS = 2  # themet's event loops and nginx's worker processes
 SEARCH_PATH = "/search?q=study&limit=20"
 WIDGET_PATH = "/widget/timeline"
 FILL_CONNECTIONS = 64
+# A real record (Fixtures/) beside the synthetic ones, for its pictures: the fake makes a web-large
+# copy of about 600 px and a 3,613 x 4,000 px original from their paths.
+PICTURE_ID = 436535
+PICTURE_SMALL = "/images/CRDImages/ep/web-large/DT1567.jpg"
+PICTURE_ORIGINAL = "/images/CRDImages/ep/original/DT1567.jpg"
+# A deep-zoom tile of that original at full resolution, cached by the warm-up.
+TILE_PATH = f"/iiif/{PICTURE_ID}/0/1024,1024,512,512/512,512/0/default.jpg"
+PICTURE_CONNECTIONS = 64
 
 
 def object_paths(ids: Iterable[int]) -> list[str]:

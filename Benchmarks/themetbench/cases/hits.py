@@ -4,19 +4,21 @@ import statistics
 from collections.abc import Callable
 
 from ..report import Table
-from ..workload import HOT_ID, LOOPS, REPO, SEARCH_PATH, SPREAD_IDS, WIDGET_PATH
+from ..workload import (HOT_ID, LOOPS, PICTURE_CONNECTIONS, PICTURE_ORIGINAL, PICTURE_SMALL, REPO, SEARCH_PATH,
+                        SPREAD_IDS, TILE_PATH, WIDGET_PATH)
 from ..wrk import Case, WrkResult, run_wrk
 
 PACED_PAUSE_MS = 4
 PACED_CONNECTIONS = 256  # with 4 ms pauses, about 55,000 requests a second: below both servers' limits
 
 
-def hit_cases() -> list[Case]:
-    """The hit workloads, in the order they run."""
+def hit_cases(pictures: bool = True) -> list[Case]:
+    """The hit workloads, in the order they run; the pictures' last (unless `pictures` is false: an
+    A/B against an older build, which may not serve them)."""
     spread = ["-s", str(REPO / "Benchmarks/spread.lua")]
     paced = ["-s", str(REPO / "Benchmarks/paced.lua")]
     pause = str(PACED_PAUSE_MS)
-    return [
+    cases = [
         Case("hot object", f"/objects/{HOT_ID}"),
         Case(f"{SPREAD_IDS}-object spread", "/", spread, [str(SPREAD_IDS)]),
         Case("search page of 20", SEARCH_PATH, nginx=False),
@@ -28,14 +30,22 @@ def hit_cases() -> list[Case]:
         Case(f"spread, {pause} ms pauses", "/", paced, ["1", str(SPREAD_IDS), pause],
              connections=[PACED_CONNECTIONS]),
     ]
+    if pictures:
+        cases += [
+            Case("picture, web-large", PICTURE_SMALL, connections=[PICTURE_CONNECTIONS]),
+            Case("picture, original", PICTURE_ORIGINAL, connections=[PICTURE_CONNECTIONS]),
+            Case("IIIF tile, made before", TILE_PATH, nginx=False, connections=[PICTURE_CONNECTIONS]),
+        ]
+    return cases
 
 
 def benchmark_hits(servers: dict[str, int], pids: dict[str, list[int]], connections: list[int], rounds: int,
-                   duration: int, problems: list[str]) -> dict[tuple[str, int, str], list[WrkResult]]:
+                   duration: int, problems: list[str],
+                   pictures: bool = True) -> dict[tuple[str, int, str], list[WrkResult]]:
     """Every case at every connection count, themet then nginx, round after round."""
     results: dict[tuple[str, int, str], list[WrkResult]] = {}
     for round_number in range(1, rounds + 1):
-        for case in hit_cases():
+        for case in hit_cases(pictures):
             for conns in case.connections or connections:
                 for server, port in servers.items():
                     if server == "nginx" and not case.nginx:
@@ -61,14 +71,14 @@ def paired_ratio(pairs: list[tuple[WrkResult, WrkResult]], figure: Callable[[Wrk
 
 
 def hits_table(results: dict[tuple[str, int, str], list[WrkResult]], connections: list[int],
-               rounds: int, duration: int, reference: str = "nginx") -> Table:
+               rounds: int, duration: int, reference: str = "nginx", pictures: bool = True) -> Table:
     """Medians over the rounds, one row per case, connection count and server; the ratios compare
     themet with `reference` (nginx, or another build of themet)."""
     table = Table(f"Cache hits: wrk -t{LOOPS}, {duration} s per run, median of {rounds} round(s), "
                   f"themet and {reference} interleaved",
                   ["case", "conns", "server", "req/s", "p50 ms", "p99 ms", "CPU us/req", f"req/s ours/{reference}",
                    f"p99 ours/{reference}", f"CPU ours/{reference}", "errors"])
-    for case in hit_cases():
+    for case in hit_cases(pictures):
         for conns in case.connections or connections:
             medians = {}
             for server in ("themet", reference):
@@ -93,8 +103,11 @@ def hits_table(results: dict[tuple[str, int, str], list[WrkResult]], connections
                        "slower tail (p99) or the costlier request (CPU); each is the median of the rounds' own "
                        "ratios (the two servers' runs of one round are seconds apart, so a slow spell of the "
                        "machine weighs on both)"
-                       + ("; search and widget are themet's own routes, nginx has no equivalent"
+                       + ("; search, widget and IIIF are themet's own routes, nginx has no equivalent"
                           if reference == "nginx" else ""))
+    if pictures:
+        table.notes.append("pictures: the same file from both servers, so the req/s ratio is the bytes-per-second "
+                           "ratio; their sizes are in the pictures table")
     table.notes.append("CPU us/req: the server's user + system CPU time during the run (every thread; "
                        "nginx's workers) divided by the requests wrk completed; kernel work for its sockets "
                        "included")

@@ -4,7 +4,8 @@ import time
 
 from .. import BenchmarkError
 from ..http_client import get_all_ok, get_json, http_get
-from ..workload import HOT_ID, SEARCH_PATH, SPREAD_IDS, WIDGET_PATH, object_paths
+from ..workload import (HOT_ID, PICTURE_ORIGINAL, PICTURE_SMALL, SEARCH_PATH, SPREAD_IDS, TILE_PATH, WIDGET_PATH,
+                        object_paths)
 
 
 def warm_objects(servers: dict[str, int]) -> None:
@@ -21,6 +22,28 @@ def warm_objects(servers: dict[str, int]) -> None:
                 raise BenchmarkError(f"{server}: GET {path} after warm-up was not a cache hit "
                                      f"(status {status}, cache verdict {verdict!r})")
         print(f"  {server}: {len(paths)} objects warm, repeat requests are cache hits", flush=True)
+
+
+def warm_pictures(servers: dict[str, int]) -> dict[str, int]:
+    """Requests both pictures through each server until a repeat is a cache hit, and themet's
+    deep-zoom tile; returns each picture's size in bytes."""
+    sizes = {}
+    for server, port in servers.items():
+        for path in (PICTURE_SMALL, PICTURE_ORIGINAL):
+            http_get(port, path, timeout=60)
+            status, headers, body = http_get(port, path)
+            verdict = headers.get("cache-status") or headers.get("x-cache", "")
+            if status != 200 or not ("; hit" in verdict or verdict == "HIT"):
+                raise BenchmarkError(f"{server}: GET {path} after warm-up was not a cache hit "
+                                     f"(status {status}, cache verdict {verdict!r})")
+            sizes[path] = len(body)
+    themet = servers["themet"]
+    for _ in range(2):
+        status, _, body = http_get(themet, TILE_PATH, timeout=60)
+        if status != 200:
+            raise BenchmarkError(f"themet: GET {TILE_PATH} answered {status}: {body[:300]!r}")
+    print(f"  pictures warm: {', '.join(f'{path} {size:,} bytes' for path, size in sizes.items())}", flush=True)
+    return sizes
 
 
 def warm_search(port: int, server: str = "themet") -> None:
