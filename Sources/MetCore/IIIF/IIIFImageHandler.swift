@@ -20,14 +20,22 @@ final class IIIFImageHandler: Sendable {
     private let deriver: any ImageDeriver
     private let gate: DerivationGate
     private let flights = SingleFlight<Derived>()
-    /// Each record's pictures (`IIIFManifest.images`), by the record's ETag, so that a hit does not
-    /// decode the record's JSON again. Emptied when it passes `pictureListBound` records.
-    private let pictureLists = Locked([String: [String]]())
+    /// What each record gives the Image API, by the record's ETag (which names one object's
+    /// record), so that a hit neither decodes the record's JSON again nor parses its picture URLs.
+    /// Emptied when it passes `pictureListBound` records.
+    private let pictureLists = Locked([String: Pictures]())
     private static let pictureListBound = 4_096
     private let presenter: Presenter
     private let publicURL: String?
     private let time: any TimeSource
     private let clientLimit: Int
+
+    /// A record's refusal (`ManifestPipeline.refusal`), or its pictures (`IIIFManifest.images`), each
+    /// the image host's path, or nil when it is on another host.
+    private enum Pictures {
+        case refused(Response)
+        case listed([ImagePath?])
+    }
 
     /// A step's value, or the answer that ends the request instead.
     private enum Step<Value> {
@@ -156,16 +164,26 @@ final class IIIFImageHandler: Sendable {
 
     /// Picture `iiif.index` of the record in `entry`, as an image host path; else the problem.
     private func picture(_ iiif: IIIFImageRequest, of entry: CacheEntry) -> Step<ImagePath> {
-        if let refusal = ManifestPipeline.refusal(of: entry, id: iiif.objectID) { return .answer(refusal) }
-        let pictures: [String]
+        let listing: Pictures
         if let known = pictureLists.withLock({ $0[entry.etag] }) {
-            pictures = known
+            listing = known
         } else {
-            pictures = IIIFManifest(record: IIIFRecord.read(entry.body), id: iiif.objectID, base: "").images
+            if let refusal = ManifestPipeline.refusal(of: entry, id: iiif.objectID) {
+                listing = .refused(refusal)
+            } else {
+                listing = .listed(
+                    IIIFManifest(record: IIIFRecord.read(entry.body), id: iiif.objectID, base: "").images
+                        .map(ImagePath.onImageHost))
+            }
             pictureLists.withLock { lists in
                 if lists.count >= Self.pictureListBound { lists.removeAll(keepingCapacity: true) }
-                lists[entry.etag] = pictures
+                lists[entry.etag] = listing
             }
+        }
+        let pictures: [ImagePath?]
+        switch listing {
+        case .refused(let refusal): return .answer(refusal)
+        case .listed(let listed): pictures = listed
         }
         guard iiif.index < pictures.count else {
             return .answer(
@@ -175,7 +193,7 @@ final class IIIFImageHandler: Sendable {
                         + "from 0; there is no picture \(iiif.index)."
                 ).response)
         }
-        guard let path = ImagePath.onImageHost(pictures[iiif.index]) else {
+        guard let path = pictures[iiif.index] else {
             return .answer(
                 Problem(
                     .imageNotFound,

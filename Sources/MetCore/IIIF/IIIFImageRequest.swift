@@ -120,18 +120,20 @@ struct IIIFImageRequest: Sendable, Equatable {
         case "square": return .square
         default: break
         }
-        let invalid = Failure.invalid(
-            "The region must be full, square, x,y,w,h or pct:x,y,w,h, not \(quoted(text)).")
+        // Made only when thrown: the message is work a valid request should not pay for.
+        let invalid = {
+            Failure.invalid("The region must be full, square, x,y,w,h or pct:x,y,w,h, not \(quoted(text)).")
+        }
         if text.hasPrefix("pct:") {
             let numbers = text.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false).map(decimal)
             guard numbers.count == 4, let x = numbers[0], let y = numbers[1], let w = numbers[2], let h = numbers[3]
-            else { throw invalid }
+            else { throw invalid() }
             guard w > 0, h > 0 else { throw .invalid("The region's width and height must be more than 0%.") }
             return .percent(x: x, y: y, width: w, height: h)
         }
         let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { integer($0) }
         guard numbers.count == 4, let x = numbers[0], let y = numbers[1], let w = numbers[2], let h = numbers[3]
-        else { throw invalid }
+        else { throw invalid() }
         guard w > 0, h > 0 else { throw .invalid("The region's width and height must be at least 1 pixel.") }
         return .pixels(x: x, y: y, width: w, height: h)
     }
@@ -139,17 +141,19 @@ struct IIIFImageRequest: Sendable, Equatable {
     private static func size(_ text: Substring) throws(Failure) -> Size {
         let upscale = text.hasPrefix("^")
         let body = upscale ? text.dropFirst() : text
-        let invalid = Failure.invalid(
-            "The size must be max, w,, ,h, pct:n, w,h or !w,h, each with an optional ^, not \(quoted(text)).")
+        let invalid = {
+            Failure.invalid(
+                "The size must be max, w,, ,h, pct:n, w,h or !w,h, each with an optional ^, not \(quoted(text)).")
+        }
         if body == "max" { return Size(form: .max, upscale: upscale) }
         if body.hasPrefix("pct:") {
-            guard let percent = decimal(body.dropFirst(4)) else { throw invalid }
+            guard let percent = decimal(body.dropFirst(4)) else { throw invalid() }
             guard percent > 0 else { throw .invalid("The size's percentage must be more than 0.") }
             return Size(form: .percent(percent), upscale: upscale)
         }
         let confined = body.hasPrefix("!")
         let pair = (confined ? body.dropFirst() : body).split(separator: ",", omittingEmptySubsequences: false)
-        guard pair.count == 2 else { throw invalid }
+        guard pair.count == 2 else { throw invalid() }
         let (width, height) = (integer(pair[0]), integer(pair[1]))
         guard width != 0, height != 0 else { throw .invalid("A size of 0 pixels makes no picture.") }
         switch (width, height, pair[0].isEmpty, pair[1].isEmpty) {
@@ -162,7 +166,7 @@ struct IIIFImageRequest: Sendable, Equatable {
         case (nil, let height?, true, false) where !confined:
             return Size(form: .height(height), upscale: upscale)
         default:
-            throw invalid
+            throw invalid()
         }
     }
 
