@@ -278,7 +278,16 @@ class PictureTests(ExplorerTestCase):
         return self.driver.find_element(By.CSS_SELECTOR, "#detail-body .stage")
 
     def tiles(self):
-        return self.driver.find_elements(By.CSS_SELECTOR, "#detail-body .stage img.tile")
+        """The tiles on screen at one instant (the viewer adds and drops them as it goes): each
+        one's `src`, whether it arrived, and its width in pixels."""
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll('#detail-body .stage img.tile')].map((tile) => "
+            "({src: tile.src, loaded: tile.complete && tile.naturalWidth > 0, width: tile.naturalWidth}))")
+
+    def arrived_tiles(self):
+        """The tiles on screen when there are some and every one has arrived, else an empty list."""
+        tiles = self.tiles()
+        return tiles if tiles and all(tile["loaded"] for tile in tiles) else []
 
     def requested(self, fragment):
         return self.driver.execute_script(
@@ -322,21 +331,20 @@ class PictureTests(ExplorerTestCase):
         stage.click()
         for _ in range(4):
             stage.send_keys("+")
-        wait_until(lambda: float(stage.get_attribute("data-zoom")) > 4, message="+ did not zoom in")
+        wait_until(lambda: float(stage.get_attribute("data-zoom")) > 6, message="+ did not zoom in")
         scale = int(wait_until(lambda: stage.get_attribute("data-scale"), message="no tiles at this zoom"))
         self.assertIn(scale, info["tiles"][0]["scaleFactors"])
-        wait_until(lambda: self.tiles() and all(self.loaded(tile) for tile in self.tiles()), timeout=60,
-                   message="the tiles in view did not all arrive")
+        tiles = wait_until(self.arrived_tiles, timeout=60, message="the tiles in view did not all arrive")
         side = info["tiles"][0]["width"] * scale
         columns, rows = -(-info["width"] // side), -(-info["height"] // side)
-        self.assertLess(len(self.tiles()), columns * rows, "only the tiles in view are asked for")
-        tile = re.compile(r"/iiif/436535/0/(\d+),(\d+),(\d+),(\d+)/(\d+),(\d+)/0/default\.jpg$")
-        for image in self.tiles():
-            x, y, w, h, width, height = map(int, tile.search(image.get_attribute("src")).groups())
+        self.assertLess(len(tiles), columns * rows, "only the tiles in view are asked for")
+        pattern = re.compile(r"/iiif/436535/0/(\d+),(\d+),(\d+),(\d+)/(\d+),(\d+)/0/default\.jpg$")
+        for tile in tiles:
+            x, y, w, h, width, height = map(int, pattern.search(tile["src"]).groups())
             self.assertEqual((x % side, y % side), (0, 0))
             self.assertEqual((w, h), (min(side, info["width"] - x), min(side, info["height"] - y)))
             self.assertEqual((width, height), (-(-w // scale), -(-h // scale)))
-            self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), width)
+            self.assertEqual(tile["width"], width)
         self.screenshot("11-deep-zoom")
 
         # Arrows move the picture, and bring the tiles newly in view.
@@ -349,7 +357,7 @@ class PictureTests(ExplorerTestCase):
             "return document.querySelector('#detail-body .layer').style.transform") != transform,
             message="the arrows did not move the picture")
         wait_until(lambda: set(self.requested("/iiif/436535/0/")) - before, message="no new tile came into view")
-        wait_until(lambda: all(self.loaded(tile) for tile in self.tiles()), timeout=60)
+        wait_until(self.arrived_tiles, timeout=60, message="the tiles newly in view did not all arrive")
 
         # A pinch (two touches drawing apart) zooms in further; 0 fits again and drops the tiles.
         zoom = float(stage.get_attribute("data-zoom"))
