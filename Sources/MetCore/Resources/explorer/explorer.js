@@ -106,11 +106,23 @@ const sleep = (ms, signal) =>
     signal.addEventListener('abort', onAbort, { once: true });
   });
 
-/** An element with a class and text. */
+/** The most characters of one text the page shows. A record's field may hold 100,000 characters
+ * without a space: laid out, that stalls the browser for seconds, and no one reads it. */
+const MAX_SHOWN = 1000;
+
+/** `text`, cut to MAX_SHOWN characters with an ellipsis (never inside a surrogate pair). */
+function clip(text) {
+  const whole = String(text);
+  if (whole.length <= MAX_SHOWN) return whole;
+  const end = /[\uD800-\uDBFF]/.test(whole[MAX_SHOWN - 1]) ? MAX_SHOWN - 1 : MAX_SHOWN;
+  return `${whole.slice(0, end)}…`;
+}
+
+/** An element with a class and text (clipped). */
 function element(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = text;
+  if (text !== undefined && text !== null) node.textContent = clip(text);
   return node;
 }
 
@@ -150,7 +162,7 @@ function byline(record) {
 /** What an image of `record` says to someone who cannot see it. */
 function altText(record) {
   const title = record.title || `Object ${record.objectID}`;
-  return record.artistDisplayName ? `${title}, by ${record.artistDisplayName}` : title;
+  return clip(record.artistDisplayName ? `${title}, by ${record.artistDisplayName}` : title);
 }
 
 // MARK: Status
@@ -1279,7 +1291,7 @@ function showTimeline(timeline, family, signal) {
   const current = currentEntry(timeline.entries);
   const link = entryLink(current, signal);
   link.className = 'face';
-  link.setAttribute('aria-label', `Widget: ${current.title}${current.artist ? `, ${current.artist}` : ''}`);
+  link.setAttribute('aria-label', clip(`Widget: ${current.title}${current.artist ? `, ${current.artist}` : ''}`));
   const frame = element('span', 'frame');
   const src = servedImageURL(current.imageURL);
   if (src) {
