@@ -278,7 +278,7 @@ final class IIIFImageHandler: Sendable {
         case cancelled
     }
 
-    /// What the deriver's `work` made, with a failure counted and said.
+    /// What the deriver's `work` made, or its error as a failure's message (`kept` counts it).
     private static func made(_ work: () throws -> [UInt8]) -> Result<[UInt8], Unmade> {
         do {
             return .success(try work())

@@ -130,6 +130,7 @@ public struct Warmer: Sendable {
         var progress = WarmProgress(total: ids.count)
         var index = ids.startIndex
         while index < ids.endIndex, !stop() {
+            var stored = true
             switch await fetcher.warm(.object(id: ids[index])) {
             case .fresh: progress.fresh += 1
             case .fetched: progress.fetched += 1
@@ -138,11 +139,9 @@ public struct Warmer: Sendable {
                 continue  // the same object again
             case .failed:
                 progress.failed += 1
-                index += 1
-                report(progress)
-                continue
+                stored = false
             }
-            if pictures != nil {
+            if stored, pictures != nil {
                 guard await warmPictures(of: ids[index], &progress, stop: stop, report: report) else { return progress }
             }
             index += 1
@@ -179,8 +178,9 @@ public struct Warmer: Sendable {
         let urls: [String]
         switch pictures {
         case .small:
-            urls = [record.primaryImageSmall, record.primaryImage].compactMap { $0 }.filter { !$0.isEmpty }
-                .prefix(1).map { $0 }
+            urls =
+                [record.primaryImageSmall, record.primaryImage].compactMap { $0 }.first { !$0.isEmpty }
+                .map { [$0] } ?? []
         case .original:
             urls = IIIFManifest(record: record, id: id, base: "").images
         }
