@@ -11,12 +11,15 @@ import MetEngine
 /// the disk (`fsync`), renamed into place, and only then indexed; a process killed at any point
 /// leaves at worst a file the index does not name, which the next start removes. A read checks the
 /// file's length and its bytes' hash (the entry's strong ETag) against the index: a mismatch is a
-/// miss, counted, logged, and the row and file removed.
+/// miss, counted, logged, and the row and file removed. A file is hashed once per process: its
+/// identity (device, inode, length, modification time) when written or verified is kept, and a
+/// later read or `openFile` whose `fstat` shows the same identity trusts it (this tier never
+/// changes a file in place: a new version is a new file renamed over the old).
 ///
 /// Reads run on the caller's thread (a task's, never a loop's): one row lookup and one file read.
 /// Writes, removals, use marks and evictions run in order on a writer queue of the tier's own; a
 /// read made after a write sees it, even before it reaches the disk. Any thread.
-public final class ImageFileTier: PersistentTier {
+public final class ImageFileTier: FileTier {
     private let root: String
     private let files: String
     private let capacity: Int
@@ -32,6 +35,15 @@ public final class ImageFileTier: PersistentTier {
     /// Names temporary files apart.
     private let serial = Locked<UInt64>(0)
     private let closed = Locked(false)
+    /// By key, the version of each file this process wrote or hashed, and the identity it had.
+    private let verified = Locked<[String: Verified]>([:])
+
+    /// A file known to hold the bytes of the entry with `etag`.
+    private struct Verified {
+        let etag: String
+        let file: String
+        let identity: FileIdentity
+    }
 
     /// The connection and its prepared statements.
     private final class Index: @unchecked Sendable {
@@ -122,11 +134,15 @@ public final class ImageFileTier: PersistentTier {
         }
         var body: [UInt8] = []
         if stored.status == 200 {
-            guard let bytes = Self.read(files + "/" + row.file, length: row.bytes) else {
+            guard let (bytes, identity) = Self.read(files + "/" + row.file, length: row.bytes) else {
                 return damaged(key, "its file \(row.file) is missing or not \(row.bytes) bytes long")
             }
-            guard ETag.strong(for: bytes) == stored.etag else {
-                return damaged(key, "its file \(row.file) does not hold the bytes it was stored with")
+            let known = verified.withLock { $0[key] }
+            if known?.etag != stored.etag || known?.file != row.file || known?.identity != identity {
+                guard ETag.strong(for: bytes) == stored.etag else {
+                    return damaged(key, "its file \(row.file) does not hold the bytes it was stored with")
+                }
+                verified.withLock { $0[key] = Verified(etag: stored.etag, file: row.file, identity: identity) }
             }
             body = bytes
         }
@@ -164,6 +180,18 @@ public final class ImageFileTier: PersistentTier {
         return existed
     }
 
+    // MARK: FileTier
+
+    public func openFile(for entry: CacheEntry) -> OpenFile? {
+        guard !closed.withLock({ $0 }), let known = verified.withLock({ $0[entry.key] }), known.etag == entry.etag
+        else { return nil }
+        let descriptor = Glibc.open(files + "/" + known.file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let file = OpenFile(descriptor: descriptor)
+        guard FileIdentity(of: descriptor) == known.identity else { return nil }
+        return file
+    }
+
     public var statistics: PersistentTierStatistics {
         var statistics = figures.withLock { $0 }
         statistics.location = root
@@ -189,9 +217,13 @@ public final class ImageFileTier: PersistentTier {
     private func write(_ entry: CacheEntry) {
         writeMarks()
         let file = entry.status == 200 ? Self.fileName(for: entry.key) : ""
+        var written: Verified?
         if !file.isEmpty {
             do {
-                try writeFile(entry.body, to: file)
+                written =
+                    try kept(entry, in: file)
+                    ?? Verified(
+                        etag: entry.etag, file: file, identity: try writeFile(entry.body, to: file))
             } catch {
                 figures.withLock { $0.writeErrors += 1 }
                 logger.warning("\(root): cannot write the picture of \(entry.key): \(error); not kept on disk")
@@ -207,6 +239,7 @@ public final class ImageFileTier: PersistentTier {
                 try index.upsert.step()
                 // A picture the host no longer has: its old file goes with its old row.
                 if let previous, !previous.file.isEmpty, previous.file != file { unlink(files + "/" + previous.file) }
+                verified.withLock { $0[entry.key] = written }
                 figures.withLock { figures in
                     figures.writes += 1
                     figures.entries = (figures.entries ?? 0) + (previous == nil ? 1 : 0)
@@ -221,9 +254,22 @@ public final class ImageFileTier: PersistentTier {
         evict()
     }
 
+    /// What `files/<name>` is known to hold when it holds `entry`'s bytes already (a picture the
+    /// host confirmed unchanged, stored again with new lifetimes): then it is not written again.
+    private func kept(_ entry: CacheEntry, in name: String) -> Verified? {
+        guard let known = verified.withLock({ $0[entry.key] }), known.etag == entry.etag, known.file == name else {
+            return nil
+        }
+        let descriptor = Glibc.open(files + "/" + name, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { Glibc.close(descriptor) }
+        return FileIdentity(of: descriptor) == known.identity ? known : nil
+    }
+
     /// Writes `bytes` to `files/<name>`: a temporary file, flushed, renamed into place, and the
-    /// directory flushed, so that the name holds either the old bytes or all of the new.
-    private func writeFile(_ bytes: [UInt8], to name: String) throws {
+    /// directory flushed, so that the name holds either the old bytes or all of the new. Returns
+    /// the file's identity.
+    private func writeFile(_ bytes: [UInt8], to name: String) throws -> FileIdentity {
         let path = files + "/" + name
         let folder = String(path[..<path.lastIndex(of: "/")!])
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -248,17 +294,20 @@ public final class ImageFileTier: PersistentTier {
             }
         }
         if failure == nil, fsync(descriptor) != 0 { failure = POSIXFailure("fsync", errno) }
+        let identity = FileIdentity(of: descriptor)
         Glibc.close(descriptor)
+        if failure == nil, identity == nil { failure = POSIXFailure("fstat", errno) }
         if failure == nil, rename(temporary, path) != 0 { failure = POSIXFailure("rename", errno) }
-        if let failure {
+        guard failure == nil, let identity else {
             unlink(temporary)
-            throw failure
+            throw failure ?? POSIXFailure("fstat", errno)
         }
         let directory = Glibc.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directory >= 0 {
             fsync(directory)
             Glibc.close(directory)
         }
+        return identity
     }
 
     /// Removes `key`'s row and file. Writer queue.
@@ -269,6 +318,7 @@ public final class ImageFileTier: PersistentTier {
                 try index.delete.bind(.text(key))
                 try index.delete.step()
                 if !row.file.isEmpty { unlink(files + "/" + row.file) }
+                verified.withLock { $0[key] = nil }
                 figures.withLock { figures in
                     figures.entries = max(0, (figures.entries ?? 1) - 1)
                     figures.bytes = max(0, (figures.bytes ?? 0) - row.bytes)
@@ -348,6 +398,7 @@ public final class ImageFileTier: PersistentTier {
     /// A row that cannot be served: counted, logged, removed.
     private func damaged(_ key: String, _ reason: String) -> CacheEntry? {
         figures.withLock { $0.corrupt += 1 }
+        verified.withLock { $0[key] = nil }
         logger.warning("\(root): the picture of \(key) is not served: \(reason); treated as a miss and removed")
         _ = remove(key)
         return nil
@@ -364,13 +415,13 @@ public final class ImageFileTier: PersistentTier {
         return "\(padded.prefix(2))/\(padded).img"
     }
 
-    /// The whole file at `path` if it is exactly `length` bytes long; nil otherwise.
-    static func read(_ path: String, length: Int) -> [UInt8]? {
+    /// The whole file at `path` and its identity, if it is exactly `length` bytes long; nil
+    /// otherwise.
+    static func read(_ path: String, length: Int) -> (bytes: [UInt8], identity: FileIdentity)? {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { Glibc.close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, Int(status.st_size) == length else { return nil }
+        guard let identity = FileIdentity(of: descriptor), identity.length == length else { return nil }
         var complete = true
         let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
             var offset = 0
@@ -383,7 +434,28 @@ public final class ImageFileTier: PersistentTier {
             complete = offset == length
             count = offset
         }
-        return complete ? bytes : nil
+        return complete ? (bytes, identity) : nil
+    }
+}
+
+/// What tells one file from another, or from itself changed: its device and inode, its length, and
+/// its modification time to the nanosecond.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let length: Int
+    let modifiedSeconds: Int
+    let modifiedNanoseconds: Int
+
+    /// The identity of the open file `descriptor`; nil when `fstat` fails.
+    init?(of descriptor: CInt) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        length = Int(status.st_size)
+        modifiedSeconds = Int(status.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(status.st_mtim.tv_nsec)
     }
 }
 

@@ -300,16 +300,24 @@ final class HTTPConnection {
         if close { closeAfterFlush = true }
         let isHead = head.method == "HEAD"
         if let shared = response.shared, !response.isChunked {
-            let body = isHead ? [] : response.body
             var headBytes = loop.encodedHead(
                 of: response, shared: shared, isHead: isHead, minorVersion: head.minorVersion, close: close)
             ResponseEncoder.insertRequestID(requestID, into: &headBytes)
+            if let file = response.fileBody, !isHead {
+                enqueue(headBytes, file: file)
+                return file.length
+            }
+            let body = isHead ? [] : response.body
             enqueue(headBytes, body, endsResponse: true)
             return body.count
         }
         let (headBytes, body) = ResponseEncoder.encode(
             response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine(for: response),
             requestID: requestID)
+        if let file = response.fileBody, !isHead {
+            enqueue(headBytes, file: file)
+            return file.length
+        }
         enqueue(headBytes, body, endsResponse: true)
         return body.count
     }
@@ -357,6 +365,27 @@ final class HTTPConnection {
             }
         }
         output.queue(head: head, body: body, written: written, endsResponse: endsResponse)
+        var timeout = loop.idleTimeout
+        event_add(writeEvent, &timeout)
+    }
+
+    /// Queues a head and the file body that follows it, and writes at once what the socket takes
+    /// when nothing was queued before them; the rest waits for the write event.
+    private func enqueue(_ head: [UInt8], file: FileSlice) {
+        guard state != .closed else { return loop.responseFinished() }
+        let wasEmpty = output.isEmpty
+        output.queue(head: head, body: [], written: 0, endsResponse: false)
+        output.queue(file: file, endsResponse: true)
+        if wasEmpty {
+            let (written, ended) = output.write(to: descriptor)
+            for _ in 0..<ended { loop.responseFinished() }
+            guard written >= 0 else { return close() }
+            if written > 0 { lastActivity = loop.cachedNow }
+            if output.isEmpty {
+                if closeAfterFlush { linger() }
+                return
+            }
+        }
         var timeout = loop.idleTimeout
         event_add(writeEvent, &timeout)
     }

@@ -18,7 +18,8 @@ enum ResponseEncoder {
     ///   - requestID: sent as `X-Request-Id` (nil: none; the shared heads leave it out, and
     ///     `insertRequestID` adds it to a copy).
     /// - Returns: `body` shares the response's storage unless the response asks for chunked
-    ///   framing (the fake Met only), which is added around a copy.
+    ///   framing (the fake Met only), which is added around a copy. A body sent from a file
+    ///   (`Response.fileBody`) is not in it: the head counts it, and the connection sends it.
     ///
     /// Header fields whose name is not a token, or whose value holds CR, LF or NUL, are dropped:
     /// nothing a handler puts in a value can start a new header line.
@@ -52,7 +53,7 @@ enum ResponseEncoder {
                 body.append(contentsOf: "0\r\n\r\n".utf8)
             } else {
                 head.append(contentsOf: "Content-Length: ".utf8)
-                head.appendDecimal(response.body.count)
+                head.appendDecimal(response.bodyLength)
                 head.append(contentsOf: crlf)
                 if !isHead { body = response.body }
             }

@@ -63,6 +63,26 @@ struct ImageTierTests {
         #expect(try await servers.upstreamStats().paths[Self.large] == 1)
     }
 
+    @Test func aPictureOnDiskIsSentFromItsFile() async throws {
+        let servers = try await Servers.start(themet: Self.patient)
+        let route = "/images/CRDImages/ep/original/DT1567.jpg"
+        let expected = [UInt8](try await servers.get(route).body)
+        servers.themet.signal(SIGTERM)  // which writes the picture files out
+        _ = await servers.themet.waitForExit()
+        let restarted = try await servers.restartingThemet(Self.patient)
+        defer { restarted.themet.stop() }
+        let whole = try await restarted.get(route)
+        #expect(whole.status == 200 && [UInt8](whole.body) == expected)
+        let middle = try await restarted.get(route, headers: ["Range": "bytes=1000-1999"])
+        #expect(middle.status == 206 && [UInt8](middle.body) == Array(expected[1000...1999]))
+        let head = try await restarted.get(route, method: "HEAD")
+        #expect(head.status == 200 && head.header("Content-Length") == String(expected.count))
+        // The whole picture and the range went out of the file; HEAD sends no body.
+        let metrics = String(decoding: try await restarted.get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("\nthemet_image_file_bodies_total 2\n"))
+        #expect(try await servers.upstreamStats().paths[route.dropFirst("/images".count).description] == 1)
+    }
+
     @Test func anExpiredPictureIsRevalidatedWithA304AndNoBody() async throws {
         let servers = try await Servers.start(
             fake: ["--image-max-age", "1"], themet: ["--stale-while-revalidate", "0"] + Self.patient)

@@ -48,6 +48,25 @@ struct ImageRouteTests {
         #expect(harness.upstream.calls == [Self.path])
     }
 
+    @Test func plainHitsShareOneResponseASecond() async throws {
+        let harness = Self.harness()
+        _ = await harness.get(Self.route)
+        harness.time.advance(by: 2.2)
+        let first = try #require(harness.getImmediately(Self.route))
+        harness.time.advance(by: 0.3)
+        let second = try #require(harness.getImmediately(Self.route))
+        let shared = try #require(first.shared)
+        #expect(second.shared === shared && second.body == Self.jpeg)
+        harness.time.advance(by: 1)
+        let later = try #require(harness.getImmediately(Self.route))
+        #expect(later.shared !== shared && later.headers["Age"] == "3")
+        // Conditions, ranges and HEAD are answered for themselves.
+        #expect(harness.getImmediately(Self.route, headers: ["Range": "bytes=0-1"])?.shared == nil)
+        #expect(harness.getImmediately(Self.route, headers: ["If-None-Match": "\"x\""])?.shared == nil)
+        let head = harness.service.readyResponse(to: Request(method: "HEAD", target: Self.route))
+        #expect(head?.status == 200 && head?.shared == nil)
+    }
+
     @Test func concurrentMissesMakeOneUpstreamCall() async {
         let harness = Self.harness()
         harness.upstream.hold()

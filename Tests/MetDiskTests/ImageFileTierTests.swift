@@ -56,9 +56,14 @@ struct ImageFileTierTests {
         let directory = TemporaryDirectory()
         let original = Self.picture("DT1947")
         let log = MemoryLog()
+        do {
+            let writer = try Self.open(directory)
+            writer.store(original)
+            writer.close()
+        }
+        // A tier that has not read the file yet (one that wrote or read it trusts it while its
+        // identity holds: see the next test).
         let tier = try Self.open(directory, log: log)
-        tier.store(original)
-        tier.flush()
         let path = Self.file(of: original, in: directory)
         switch damage {
         case "truncated": try Data(original.body.prefix(100)).write(to: URL(fileURLWithPath: path))
@@ -72,6 +77,65 @@ struct ImageFileTierTests {
         #expect(tier.statistics.entries == 0 && tier.statistics.bytes == 0)
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(log.lines.contains { $0.contains("is not served") })
+    }
+
+    @Test func aFileIsHashedOnceUnlessItsIdentityChanges() throws {
+        let directory = TemporaryDirectory()
+        let original = Self.picture("DT1567", size: 100_000)
+        let tier = try Self.open(directory)
+        tier.store(original)
+        tier.flush()
+        let path = Self.file(of: original, in: directory)
+        // Rewritten in place, same length, then dated a second later as a later write would be.
+        try Data(original.body.map { $0 ^ 1 }).write(to: URL(fileURLWithPath: path))
+        var times = [timespec](repeating: timespec(tv_sec: time(nil) + 1, tv_nsec: 0), count: 2)
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        #expect(tier.openFile(for: original) == nil)
+        #expect(tier.entry(for: original.key) == nil)
+        #expect(tier.statistics.corrupt == 1)
+    }
+
+    @Test func openFileGivesTheVerifiedFileOfThatVersionOnly() throws {
+        let directory = TemporaryDirectory()
+        let original = Self.picture("DT1567", size: 100_000)
+        do {
+            let writer = try Self.open(directory)
+            #expect(writer.openFile(for: original) == nil)  // queued, not yet written
+            writer.store(original)
+            writer.flush()
+            let file = try #require(writer.openFile(for: original))
+            #expect(Self.contents(of: file) == original.body)
+            writer.close()
+        }
+        // Another process: nothing is trusted before a read has hashed the file.
+        let tier = try Self.open(directory)
+        #expect(tier.openFile(for: original) == nil)
+        #expect(tier.entry(for: original.key)?.body == original.body)
+        let file = try #require(tier.openFile(for: original))
+        #expect(Self.contents(of: file) == original.body)
+        // Another version of the picture is not this file's.
+        #expect(tier.openFile(for: Self.picture("DT1567", size: 100_000, fill: 9)) == nil)
+        // Replaced by a newer version: the older one's file is gone, the newer's is served.
+        let newer = Self.picture("DT1567", size: 90_000, storedAt: 2_000, fill: 9)
+        tier.store(newer)
+        tier.flush()
+        #expect(tier.openFile(for: original) == nil)
+        #expect(Self.contents(of: try #require(tier.openFile(for: newer))) == newer.body)
+        // Removed: nothing to open.
+        _ = tier.remove(newer.key)
+        tier.flush()
+        #expect(tier.openFile(for: newer) == nil)
+    }
+
+    /// The whole of `file`, read from its start.
+    private static func contents(of file: OpenFile) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let got = pread(file.descriptor, &buffer, buffer.count, off_t(bytes.count))
+            guard got > 0 else { return bytes }
+            bytes += buffer[..<got]
+        }
     }
 
     @Test func filesAnInterruptedWriteLeftAreRemovedAtStart() throws {

@@ -29,6 +29,15 @@ struct ResponseEncoderTests {
         #expect(encode(Response(status: 499)).head.hasPrefix("HTTP/1.1 499 Client Closed Request\r\n"))
     }
 
+    @Test func aFileBodyIsCountedInTheHeadAndLeftToTheConnection() {
+        var response = Response(status: 200)
+        // The encoder never reads the file: no descriptor is needed.
+        response.fileBody = FileSlice(file: OpenFile(descriptor: -1), offset: 5, length: 1_234)
+        let encoded = encode(response)
+        #expect(encoded.head.hasSuffix("Content-Length: 1234\r\n\r\n") && encoded.body.isEmpty)
+        #expect(encode(response, isHead: true).head.hasSuffix("Content-Length: 1234\r\n\r\n"))
+    }
+
     @Test func dropsHeaderLinesThatCouldSplitTheResponse() {
         let response = Response(
             status: 302, headers: ["Location": "/x\r\nSet-Cookie: a=b", "Bad Name": "v", "X-Ok": "fine"])

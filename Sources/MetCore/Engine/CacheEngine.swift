@@ -42,7 +42,7 @@ public final class CacheEngine: Sendable {
     ///     nil keeps identity bodies only.
     public init(
         configuration: ServerConfiguration, upstream: any Upstream, disk: (any PersistentTier)? = nil,
-        shared: (any SharedTier)? = nil, imageUpstream: (any Upstream)? = nil, imageFiles: (any PersistentTier)? = nil,
+        shared: (any SharedTier)? = nil, imageUpstream: (any Upstream)? = nil, imageFiles: (any FileTier)? = nil,
         deriver: any ImageDeriver, time: any TimeSource, logger: Logger,
         compress: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {

@@ -9,8 +9,8 @@ import MetEngine
 public final class ImageEngine: Sendable {
     /// The most used pictures.
     let cache: MemoryCache
-    /// The picture files, when there are any.
-    public let files: (any PersistentTier)?
+    /// The picture files, when there are any: large pictures are sent from them (`ImageHandler`).
+    public let files: (any FileTier)?
     /// The image host's breaker and call figures.
     let monitor: UpstreamMonitor
     /// The image host's pacer.
@@ -27,6 +27,8 @@ public final class ImageEngine: Sendable {
     /// How long each IIIF derivation took, and how many failed (`themet_image_derivation_*`).
     let derivationTime = Histogram()
     let derivationFailures = Counter()
+    /// Picture responses whose body was sent from its file (`themet_image_file_bodies_total`).
+    let fileBodies = Counter()
     /// Makes the IIIF derivatives (libvips in the server).
     let deriver: any ImageDeriver
     /// The lifetimes of what is stored (derivatives take a picture's).
@@ -41,7 +43,7 @@ public final class ImageEngine: Sendable {
     ///   - shared: the group's tier, whose `images` budget and breaker this engine shares.
     ///   - deriver: makes the IIIF derivatives.
     init(
-        configuration: ServerConfiguration, upstream: any Upstream, files: (any PersistentTier)?,
+        configuration: ServerConfiguration, upstream: any Upstream, files: (any FileTier)?,
         shared: (any SharedTier)?, deriver: any ImageDeriver, time: any TimeSource, logger: Logger
     ) {
         self.deriver = deriver
@@ -83,6 +85,13 @@ public final class ImageEngine: Sendable {
         fetcher = CachedFetcher(
             client: client, cache: cache, disk: files, shared: shared, time: time,
             freshness: configuration.cache.freshness, compress: nil, metrics: metrics, logger: logger)
+    }
+
+    /// `response`, counted in `fileBodies` when its body goes out of a file: what a picture route
+    /// returns.
+    func counted(_ response: Response) -> Response {
+        if response.fileBody != nil { fileBodies.add() }
+        return response
     }
 
     /// The image host's picture at `path` (an `ImagePath`'s), under this engine's bounds.

@@ -133,7 +133,7 @@ final class IIIFImageHandler: Sendable {
                 let key = Self.key(original: original, canonical: canonical)
                 switch await derive(key, derivation, from: original, details: details, claim: claim) {
                 case .value(let (entry, outcome)):
-                    return Self.present(
+                    return present(
                         entry, outcome: outcome, canonical: base + "/" + canonical, to: http, at: time.now())
                 case .answer(let response):
                     return response
@@ -159,7 +159,7 @@ final class IIIFImageHandler: Sendable {
         let now = time.now()
         guard let held = engine.images.cache.entry(for: key), held.isFresh(at: now) else { return nil }
         engine.images.cache.count(.hit)
-        return Self.present(held, outcome: .hit, canonical: base + "/" + canonical, to: request, at: now)
+        return present(held, outcome: .hit, canonical: base + "/" + canonical, to: request, at: now)
     }
 
     /// Picture `iiif.index` of the record in `entry`, as an image host path; else the problem.
@@ -339,13 +339,13 @@ final class IIIFImageHandler: Sendable {
     }
 
     /// `ImageHandler.present`, with the request's canonical URI and the service's level in `Link`.
-    private static func present(
+    private func present(
         _ entry: CacheEntry, outcome: CacheOutcome, canonical: String, to request: Request, at now: Double
     ) -> Response {
-        var response = ImageHandler.present(entry, outcome: outcome, to: request, at: now)
+        var response = ImageHandler.present(entry, outcome: outcome, to: request, at: now, engine: engine.images)
         response.headers.append(
             "Link", "<\(canonical)>;rel=\"canonical\", <http://iiif.io/api/image/3/level2.json>;rel=\"profile\"")
-        return response
+        return engine.images.counted(response)
     }
 
     /// The problem document of a request the API's rules refuse (400), this server does not do

@@ -8,7 +8,9 @@ import MetEngine
 /// A picture goes out as the image host sent it, byte for byte, with its type as its bytes say,
 /// a strong ETag of those bytes, the host's `Last-Modified`, the cache's `Cache-Control`, `Age`
 /// and `Cache-Status`, and `Accept-Ranges`: `If-None-Match` (else `If-Modified-Since`) answers
-/// 304, one `Range` 206 (when `If-Range` still names this picture) or 416. Any thread.
+/// 304, one `Range` 206 (when `If-Range` still names this picture) or 416. A picture of
+/// `fileBodyThreshold` bytes or more that the picture files hold is sent from its file with
+/// `sendfile`; a smaller one (or one not on disk yet) from the bytes memory holds. Any thread.
 final class ImageHandler: Sendable {
     private let engine: ImageEngine
     private let time: any TimeSource
@@ -25,7 +27,20 @@ final class ImageHandler: Sendable {
     func answer(_ path: ImagePath, for request: RouteRequest) -> Answer {
         let resource = engine.resource(path.path)
         if let (held, outcome) = engine.fetcher.fromMemory(resource, claim: request.claim) {
-            return .ready(Self.present(held, outcome: outcome, to: request.request, at: time.now()))
+            let now = time.now()
+            let response: Response
+            if outcome == .hit, Self.isPlain(request.request) {
+                // A plain hit: made once a second, then shared (its file too: it is only ever read
+                // at offsets, and it stays the verified one even if the tier replaces or removes it).
+                let second = Int(now.rounded(.down))
+                response = held.hitResponses.response(
+                    second: second, age: second - held.fetchedSecond,
+                    ttl: Int((held.freshUntil - now).rounded(.down)), gzip: false
+                ) { Self.present(held, outcome: .hit, to: request.request, at: now, engine: engine) }
+            } else {
+                response = Self.present(held, outcome: outcome, to: request.request, at: now, engine: engine)
+            }
+            return .ready(engine.counted(response))
         }
         let claim = request.claim
         let request = request.request
@@ -33,7 +48,8 @@ final class ImageHandler: Sendable {
             Suspension { [engine, time, clientLimit] in
                 switch await engine.fetcher.lookUp(resource, claim: claim) {
                 case .entry(let entry, let outcome):
-                    return Self.present(entry, outcome: outcome, to: request, at: time.now())
+                    return engine.counted(
+                        Self.present(entry, outcome: outcome, to: request, at: time.now(), engine: engine))
                 case .failed(let error):
                     return Self.problem(
                         for: error, fetching: resource.path, engine: engine, clientLimit: clientLimit, at: time.now())
@@ -53,8 +69,15 @@ final class ImageHandler: Sendable {
         ).response
     }
 
-    /// The response for `entry` to `request`, as of `now` (see the type's comment).
-    static func present(_ entry: CacheEntry, outcome: CacheOutcome, to request: Request, at now: Double) -> Response {
+    /// Pictures of at least this many bytes are sent from their files when the picture files hold
+    /// them: below it, writing the bytes memory holds costs less than opening the file.
+    static let fileBodyThreshold = 64 * 1_024
+
+    /// The response for `entry` to `request`, as of `now` (see the type's comment); `engine`'s
+    /// picture files may send its body.
+    static func present(
+        _ entry: CacheEntry, outcome: CacheOutcome, to request: Request, at now: Double, engine: ImageEngine
+    ) -> Response {
         var headers = HTTPFields(capacity: 12)
         headers.append("Cache-Control", Presenter.cacheControl(entry, at: now))
         headers.append("Age", String(max(0, Int(now.rounded(.down)) - entry.fetchedSecond)))
@@ -89,14 +112,37 @@ final class ImageHandler: Sendable {
             }
             headers.append("Content-Type", details.contentType)
             headers.append("Content-Range", "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(length)")
-            response = Response(
-                status: 206, headers: headers, body: Array(entry.body[bytes]), cacheOutcome: outcome)
+            response = Response(status: 206, headers: headers, cacheOutcome: outcome)
+            setBody(of: &response, to: entry, Range(bytes), for: request, engine: engine)
         } else {
             headers.append("Content-Type", details.contentType)
-            response = Response(status: 200, headers: headers, body: entry.body, cacheOutcome: outcome)
+            response = Response(status: 200, headers: headers, cacheOutcome: outcome)
+            setBody(of: &response, to: entry, 0..<length, for: request, engine: engine)
         }
         response.date = entry.fetchedDate
         return response
+    }
+
+    /// Makes `bytes` of `entry`'s body the body of `response`: from the picture's file when it is
+    /// large, the picture files hold this very version and the body is sent (not for HEAD); else
+    /// from memory.
+    private static func setBody(
+        of response: inout Response, to entry: CacheEntry, _ bytes: Range<Int>, for request: Request,
+        engine: ImageEngine
+    ) {
+        if entry.body.count >= fileBodyThreshold, request.method != "HEAD",
+            let file = engine.files?.openFile(for: entry)
+        {
+            response.fileBody = FileSlice(file: file, offset: bytes.lowerBound, length: bytes.count)
+        } else {
+            response.body = bytes.count == entry.body.count ? entry.body : Array(entry.body[bytes])
+        }
+    }
+
+    /// A GET of the whole picture, unconditional: its answer is the same for every such request.
+    private static func isPlain(_ request: Request) -> Bool {
+        request.method == "GET" && request.headers["If-None-Match"] == nil
+            && request.headers["If-Modified-Since"] == nil && request.headers["Range"] == nil
     }
 
     /// RFC 9110 §13.2.2's order: `If-None-Match` decides when present (weak comparison); else an

@@ -194,6 +194,10 @@ struct MetricsHandler: Sendable {
             text.family(
                 "themet_image_files_evictions_total", "counter", "Picture files removed to stay within the bound.")
             text.sample("themet_image_files_evictions_total", [:], Double(files.evictions))
+            text.family(
+                "themet_image_file_bodies_total", "counter",
+                "Picture responses sent from their files with sendfile, never copied through this process.")
+            text.sample("themet_image_file_bodies_total", [:], Double(images.fileBodies.value))
         }
         text.family("themet_image_fetches_in_flight", "gauge", "Pictures being fetched (single flights running).")
         text.sample("themet_image_fetches_in_flight", [:], Double(images.fetcher.flights.inFlight))

@@ -40,6 +40,13 @@ public struct Response: Sendable {
     public var body: [UInt8] {
         didSet { shared = nil }
     }
+    /// The body, when it is sent from a file instead (`body` is then empty): a picture the picture
+    /// files hold, sent with `sendfile`. Never chunked.
+    public var fileBody: FileSlice? {
+        didSet { shared = nil }
+    }
+    /// The body's length in bytes, wherever it is.
+    public var bodyLength: Int { fileBody?.length ?? body.count }
     /// Set when this exact response (status, headers, body) is shared by many requests, such as a
     /// plain hit in the same second (see `Presenter.hit`): later layers may keep what they derive
     /// from it by this identity (the CORS layer its own response, the HTTP layer the encoded
