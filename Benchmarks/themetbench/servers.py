@@ -20,8 +20,9 @@ THEMET_FLAGS = [
     "--log-level", "warning", "--loops", str(LOOPS), "--cache-size", "1GiB",
     # The default pacing (1 request/s, for the real Met's firewall) would measure the pacer.
     "--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64",
-    "--image-rate", "10000", "--image-burst", "1000", "--image-concurrency", "64",
 ]
+# The image host's pacing likewise; left out for a baseline build older than the pictures.
+IMAGE_FLAGS = ["--image-rate", "10000", "--image-burst", "1000", "--image-concurrency", "64"]
 REDIS_SERVER = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/sbin")
 START_TIMEOUT_SECONDS = 15
 
@@ -80,22 +81,22 @@ def start_fake(supervisor: Supervisor, bins: Path, fixtures: Path, latency_ms: i
 
 
 def launch_themet(supervisor: Supervisor, bins: Path, upstream_port: int, data: Path | None = None,
-                  extra: Iterable[str] = ()) -> tuple[Child, int]:
+                  extra: Iterable[str] = (), images: bool = True) -> tuple[Child, int]:
     """Starts `themet serve` on port 0 with a fresh data directory (or `data`); returns it and the
     port it announced, without waiting for /health. `extra` flags come last, so they override
-    THEMET_FLAGS."""
+    THEMET_FLAGS; `images` False leaves out IMAGE_FLAGS (a build without pictures)."""
     data = data or supervisor.path(f"themet-data-{len(supervisor.children):02d}")
     argv = [str(bins / "themet"), "serve", "--port", "0", "--upstream", f"http://{HOST}:{upstream_port}",
-            "--data-dir", str(data), *THEMET_FLAGS, *extra]
+            "--data-dir", str(data), *THEMET_FLAGS, *(IMAGE_FLAGS if images else []), *extra]
     child = supervisor.start("themet", argv)
     child.data = data
     return child, listening_port(child)
 
 
 def start_themet(supervisor: Supervisor, bins: Path, upstream_port: int, data: Path | None = None,
-                 extra: Iterable[str] = ()) -> tuple[Child, int]:
+                 extra: Iterable[str] = (), images: bool = True) -> tuple[Child, int]:
     """Starts themet on a port it picks; returns it and its port once it answers /health."""
-    child, port = launch_themet(supervisor, bins, upstream_port, data=data, extra=extra)
+    child, port = launch_themet(supervisor, bins, upstream_port, data=data, extra=extra, images=images)
     wait_until_healthy(child, port)
     return child, port
 
