@@ -10,7 +10,8 @@ import MetEngine
 /// and `Cache-Status`, and `Accept-Ranges`: `If-None-Match` (else `If-Modified-Since`) answers
 /// 304, one `Range` 206 (when `If-Range` still names this picture) or 416. A picture of
 /// `fileBodyThreshold` bytes or more that the picture files hold is sent from its file with
-/// `sendfile`; a smaller one (or one not on disk yet) from the bytes memory holds. Any thread.
+/// `sendfile`; a smaller one (or one not on disk yet) from the bytes memory holds, and its plain
+/// hits share one response a second. Any thread.
 final class ImageHandler: Sendable {
     private let engine: ImageEngine
     private let time: any TimeSource
@@ -29,9 +30,11 @@ final class ImageHandler: Sendable {
         if let (held, outcome) = engine.fetcher.fromMemory(resource, claim: request.claim) {
             let now = time.now()
             let response: Response
-            if outcome == .hit, Self.isPlain(request.request) {
-                // A plain hit: made once a second, then shared (its file too: it is only ever read
-                // at offsets, and it stays the verified one even if the tier replaces or removes it).
+            if outcome == .hit, Self.isPlain(request.request),
+                held.body.count < Self.fileBodyThreshold || engine.files == nil
+            {
+                // A plain hit from memory: made once a second, then shared. One sent from its file
+                // is made for each request, so that no descriptor outlives its answers.
                 let second = Int(now.rounded(.down))
                 response = held.hitResponses.response(
                     second: second, age: second - held.fetchedSecond,
