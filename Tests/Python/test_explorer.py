@@ -279,15 +279,20 @@ class PictureTests(ExplorerTestCase):
 
     def tiles(self):
         """The tiles on screen at one instant (the viewer adds and drops them as it goes): each
-        one's `src`, whether it arrived, and its width in pixels."""
+        one's `src`, whether it arrived, its width in pixels, its scale factor, and whether that is
+        the scale the viewer wants now."""
         return self.driver.execute_script(
+            "const wanted = document.querySelector('#detail-body .stage').dataset.scale; "
             "return [...document.querySelectorAll('#detail-body .stage img.tile')].map((tile) => "
-            "({src: tile.src, loaded: tile.complete && tile.naturalWidth > 0, width: tile.naturalWidth}))")
+            "({src: tile.src, loaded: tile.complete && tile.naturalWidth > 0, width: tile.naturalWidth, "
+            "scale: Number(tile.dataset.scale), current: tile.dataset.scale === wanted}))")
 
     def arrived_tiles(self):
-        """The tiles on screen when there are some and every one has arrived, else an empty list."""
+        """The tiles on screen when there are some, every one has arrived and all are of the scale
+        the viewer wants now (it drops another scale's tiles a frame after the last new one
+        arrives, and a zoom may still be settling), else an empty list."""
         tiles = self.tiles()
-        return tiles if tiles and all(tile["loaded"] for tile in tiles) else []
+        return tiles if tiles and all(tile["loaded"] and tile["current"] for tile in tiles) else []
 
     def requested(self, fragment):
         return self.driver.execute_script(
@@ -332,9 +337,9 @@ class PictureTests(ExplorerTestCase):
         for _ in range(4):
             stage.send_keys("+")
         wait_until(lambda: float(stage.get_attribute("data-zoom")) > 6, message="+ did not zoom in")
-        scale = int(wait_until(lambda: stage.get_attribute("data-scale"), message="no tiles at this zoom"))
-        self.assertIn(scale, info["tiles"][0]["scaleFactors"])
         tiles = wait_until(self.arrived_tiles, timeout=60, message="the tiles in view did not all arrive")
+        scale = tiles[0]["scale"]
+        self.assertIn(scale, info["tiles"][0]["scaleFactors"])
         side = info["tiles"][0]["width"] * scale
         columns, rows = -(-info["width"] // side), -(-info["height"] // side)
         self.assertLess(len(tiles), columns * rows, "only the tiles in view are asked for")

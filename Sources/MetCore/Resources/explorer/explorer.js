@@ -1032,6 +1032,7 @@ class ZoomViewer {
     const tile = element('img', 'tile');
     tile.alt = '';
     tile.draggable = false;
+    tile.dataset.scale = scale;
     tile.style.left = `${x}px`;
     tile.style.top = `${y}px`;
     tile.style.width = `${width}px`;
