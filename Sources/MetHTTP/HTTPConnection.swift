@@ -299,21 +299,18 @@ final class HTTPConnection {
         let close = closing || !head.keepAlive
         if close { closeAfterFlush = true }
         let isHead = head.method == "HEAD"
+        var headBytes: [UInt8]
+        let body: [UInt8]
         if let shared = response.shared, !response.isChunked {
-            var headBytes = loop.encodedHead(
+            headBytes = loop.encodedHead(
                 of: response, shared: shared, isHead: isHead, minorVersion: head.minorVersion, close: close)
             ResponseEncoder.insertRequestID(requestID, into: &headBytes)
-            if let file = response.fileBody, !isHead {
-                enqueue(headBytes, file: file)
-                return file.length
-            }
-            let body = isHead ? [] : response.body
-            enqueue(headBytes, body, endsResponse: true)
-            return body.count
+            body = isHead ? [] : response.body
+        } else {
+            (headBytes, body) = ResponseEncoder.encode(
+                response, isHead: isHead, minorVersion: head.minorVersion, close: close,
+                date: loop.dateLine(for: response), requestID: requestID)
         }
-        let (headBytes, body) = ResponseEncoder.encode(
-            response, isHead: isHead, minorVersion: head.minorVersion, close: close, date: loop.dateLine(for: response),
-            requestID: requestID)
         if let file = response.fileBody, !isHead {
             enqueue(headBytes, file: file)
             return file.length
