@@ -97,8 +97,10 @@ final class RunningProcess: Sendable {
         kill(process.processIdentifier, number)
     }
 
-    /// Waits for the process to exit and returns its status, or nil after `timeout` seconds.
-    func waitForExit(timeout: Double = 15) async -> Int32? {
+    /// Waits for the process to exit and returns its status, or nil after `timeout` seconds. The
+    /// default is generous: under ThreadSanitizer on two cores, a server's orderly exit (its loops
+    /// drained, then the sanitizer's own pause at exit) has taken longer than 15 s beside other tests.
+    func waitForExit(timeout: Double = 60) async -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() > deadline { return nil }
