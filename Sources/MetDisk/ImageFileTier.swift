@@ -182,8 +182,8 @@ public final class ImageFileTier: FileTier {
 
     // MARK: FileTier
 
-    public func openFile(for entry: CacheEntry) -> OpenFile? {
-        guard !closed.withLock({ $0 }), let known = verified.withLock({ $0[entry.key] }), known.etag == entry.etag
+    public func openFile(key: String, etag: String) -> OpenFile? {
+        guard !closed.withLock({ $0 }), let known = verified.withLock({ $0[key] }), known.etag == etag
         else { return nil }
         let descriptor = Glibc.open(files + "/" + known.file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }

@@ -312,8 +312,15 @@ final class HTTPConnection {
                 date: loop.dateLine(for: response), requestID: requestID)
         }
         if let file = response.fileBody, !isHead {
-            enqueue(headBytes, file: file)
-            return file.length
+            // The file is opened now, for this answer only; if it cannot be, the same bytes go
+            // from memory under the same head.
+            if let slice = file.slice() {
+                enqueue(headBytes, file: slice)
+                return slice.length
+            }
+            let bytes = file.bytes()
+            enqueue(headBytes, bytes, endsResponse: true)
+            return bytes.count
         }
         enqueue(headBytes, body, endsResponse: true)
         return body.count

@@ -77,10 +77,33 @@ struct ImageTierTests {
         #expect(middle.status == 206 && [UInt8](middle.body) == Array(expected[1000...1999]))
         let head = try await restarted.get(route, method: "HEAD")
         #expect(head.status == 200 && head.header("Content-Length") == String(expected.count))
-        // The whole picture and the range went out of the file; HEAD sends no body.
-        let metrics = String(decoding: try await restarted.get("/metrics").body, as: UTF8.self)
-        #expect(metrics.contains("\nthemet_image_file_bodies_total 2\n"))
+        // Two more plain hits: one response, shared, whose file is opened for each.
+        for _ in 0..<2 {
+            let again = try await restarted.get(route)
+            #expect(again.status == 200 && [UInt8](again.body) == expected)
+        }
+        // The whole picture three times and the range went out of the file; HEAD sends no body.
+        #expect(try await Self.fileBodies(restarted) == 4)
+
+        // The file changed in place behind the tier's back: never sent, the bytes memory holds are.
+        let directory = restarted.dataDirectory + "/images/files"
+        let name = try #require(
+            try FileManager.default.subpathsOfDirectory(atPath: directory).first { $0.hasSuffix(".img") })
+        let path = directory + "/" + name
+        try Data(expected.map { $0 ^ 1 }).write(to: URL(fileURLWithPath: path))
+        var times = [timespec](repeating: timespec(tv_sec: time(nil) + 1, tv_nsec: 0), count: 2)
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        let afterDamage = try await restarted.get(route)
+        #expect(afterDamage.status == 200 && [UInt8](afterDamage.body) == expected)
+        #expect(try await Self.fileBodies(restarted) == 4)
         #expect(try await servers.upstreamStats().paths[route.dropFirst("/images".count).description] == 1)
+    }
+
+    /// `themet_image_file_bodies_total` as `servers`' `/metrics` shows it.
+    static func fileBodies(_ servers: Servers) async throws -> Int? {
+        let metrics = String(decoding: try await servers.get("/metrics").body, as: UTF8.self)
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix("themet_image_file_bodies_total ") }
+        return line.flatMap { Int($0.split(separator: " ")[1]) }
     }
 
     @Test func anExpiredPictureIsRevalidatedWithA304AndNoBody() async throws {

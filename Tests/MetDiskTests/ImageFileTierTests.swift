@@ -90,7 +90,7 @@ struct ImageFileTierTests {
         try Data(original.body.map { $0 ^ 1 }).write(to: URL(fileURLWithPath: path))
         var times = [timespec](repeating: timespec(tv_sec: time(nil) + 1, tv_nsec: 0), count: 2)
         #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-        #expect(tier.openFile(for: original) == nil)
+        #expect(tier.openFile(key: original.key, etag: original.etag) == nil)
         #expect(tier.entry(for: original.key) == nil)
         #expect(tier.statistics.corrupt == 1)
     }
@@ -100,31 +100,32 @@ struct ImageFileTierTests {
         let original = Self.picture("DT1567", size: 100_000)
         do {
             let writer = try Self.open(directory)
-            #expect(writer.openFile(for: original) == nil)  // queued, not yet written
+            #expect(writer.openFile(key: original.key, etag: original.etag) == nil)  // queued, not yet written
             writer.store(original)
             writer.flush()
-            let file = try #require(writer.openFile(for: original))
+            let file = try #require(writer.openFile(key: original.key, etag: original.etag))
             #expect(Self.contents(of: file) == original.body)
             writer.close()
         }
         // Another process: nothing is trusted before a read has hashed the file.
         let tier = try Self.open(directory)
-        #expect(tier.openFile(for: original) == nil)
+        #expect(tier.openFile(key: original.key, etag: original.etag) == nil)
         #expect(tier.entry(for: original.key)?.body == original.body)
-        let file = try #require(tier.openFile(for: original))
+        let file = try #require(tier.openFile(key: original.key, etag: original.etag))
         #expect(Self.contents(of: file) == original.body)
         // Another version of the picture is not this file's.
-        #expect(tier.openFile(for: Self.picture("DT1567", size: 100_000, fill: 9)) == nil)
+        let other = Self.picture("DT1567", size: 100_000, fill: 9)
+        #expect(tier.openFile(key: other.key, etag: other.etag) == nil)
         // Replaced by a newer version: the older one's file is gone, the newer's is served.
         let newer = Self.picture("DT1567", size: 90_000, storedAt: 2_000, fill: 9)
         tier.store(newer)
         tier.flush()
-        #expect(tier.openFile(for: original) == nil)
-        #expect(Self.contents(of: try #require(tier.openFile(for: newer))) == newer.body)
+        #expect(tier.openFile(key: original.key, etag: original.etag) == nil)
+        #expect(Self.contents(of: try #require(tier.openFile(key: newer.key, etag: newer.etag))) == newer.body)
         // Removed: nothing to open.
         _ = tier.remove(newer.key)
         tier.flush()
-        #expect(tier.openFile(for: newer) == nil)
+        #expect(tier.openFile(key: newer.key, etag: newer.etag) == nil)
     }
 
     /// The whole of `file`, read from its start.

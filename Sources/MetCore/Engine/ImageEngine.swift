@@ -87,11 +87,20 @@ public final class ImageEngine: Sendable {
             freshness: configuration.cache.freshness, compress: nil, metrics: metrics, logger: logger)
     }
 
-    /// `response`, counted in `fileBodies` when its body goes out of a file: what a picture route
-    /// returns.
-    func counted(_ response: Response) -> Response {
-        if response.fileBody != nil { fileBodies.add() }
-        return response
+    /// Bytes `range` of `entry`'s body as a body sent from the picture's file, when there are
+    /// picture files: each send opens the file if they hold this very version then (counted in
+    /// `fileBodies`), else sends the bytes memory holds. Captures the entry's key, ETag and body,
+    /// never the entry: a response kept in the entry's `hitResponses` would otherwise keep it alive.
+    func fileBody(of entry: CacheEntry, _ range: Range<Int>) -> FileBody? {
+        guard let files else { return nil }
+        let key = entry.key
+        let etag = entry.etag
+        let fileBodies = fileBodies
+        return FileBody(offset: range.lowerBound, length: range.count, whole: entry.body) {
+            let file = files.openFile(key: key, etag: etag)
+            if file != nil { fileBodies.add() }
+            return file
+        }
     }
 
     /// The image host's picture at `path` (an `ImagePath`'s), under this engine's bounds.

@@ -345,7 +345,7 @@ final class IIIFImageHandler: Sendable {
         var response = ImageHandler.present(entry, outcome: outcome, to: request, at: now, engine: engine.images)
         response.headers.append(
             "Link", "<\(canonical)>;rel=\"canonical\", <http://iiif.io/api/image/3/level2.json>;rel=\"profile\"")
-        return engine.images.counted(response)
+        return response
     }
 
     /// The problem document of a request the API's rules refuse (400), this server does not do

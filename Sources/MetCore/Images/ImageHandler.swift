@@ -9,9 +9,10 @@ import MetEngine
 /// a strong ETag of those bytes, the host's `Last-Modified`, the cache's `Cache-Control`, `Age`
 /// and `Cache-Status`, and `Accept-Ranges`: `If-None-Match` (else `If-Modified-Since`) answers
 /// 304, one `Range` 206 (when `If-Range` still names this picture) or 416. A picture of
-/// `fileBodyThreshold` bytes or more that the picture files hold is sent from its file with
-/// `sendfile`; a smaller one (or one not on disk yet) from the bytes memory holds, and its plain
-/// hits share one response a second. Any thread.
+/// `fileBodyThreshold` bytes or more goes out of its file with `sendfile` when the picture files
+/// hold that version as it is sent (a `FileBody`); a smaller one, or one not on disk (yet), from
+/// the bytes memory holds. Plain hits share one response a second, whichever way it is sent.
+/// Any thread.
 final class ImageHandler: Sendable {
     private let engine: ImageEngine
     private let time: any TimeSource
@@ -30,11 +31,9 @@ final class ImageHandler: Sendable {
         if let (held, outcome) = engine.fetcher.fromMemory(resource, claim: request.claim) {
             let now = time.now()
             let response: Response
-            if outcome == .hit, Self.isPlain(request.request),
-                held.body.count < Self.fileBodyThreshold || engine.files == nil
-            {
-                // A plain hit from memory: made once a second, then shared. One sent from its file
-                // is made for each request, so that no descriptor outlives its answers.
+            if outcome == .hit, Self.isPlain(request.request) {
+                // A plain hit: made once a second, then shared. A file body opens its file as each
+                // copy is sent, so the shared response holds no descriptor.
                 let second = Int(now.rounded(.down))
                 response = held.hitResponses.response(
                     second: second, age: second - held.fetchedSecond,
@@ -43,7 +42,7 @@ final class ImageHandler: Sendable {
             } else {
                 response = Self.present(held, outcome: outcome, to: request.request, at: now, engine: engine)
             }
-            return .ready(engine.counted(response))
+            return .ready(response)
         }
         let claim = request.claim
         let request = request.request
@@ -51,8 +50,7 @@ final class ImageHandler: Sendable {
             Suspension { [engine, time, clientLimit] in
                 switch await engine.fetcher.lookUp(resource, claim: claim) {
                 case .entry(let entry, let outcome):
-                    return engine.counted(
-                        Self.present(entry, outcome: outcome, to: request, at: time.now(), engine: engine))
+                    return Self.present(entry, outcome: outcome, to: request, at: time.now(), engine: engine)
                 case .failed(let error):
                     return Self.problem(
                         for: error, fetching: resource.path, engine: engine, clientLimit: clientLimit, at: time.now())
@@ -126,17 +124,16 @@ final class ImageHandler: Sendable {
         return response
     }
 
-    /// Makes `bytes` of `entry`'s body the body of `response`: from the picture's file when it is
-    /// large, the picture files hold this very version and the body is sent (not for HEAD); else
-    /// from memory.
+    /// Makes `bytes` of `entry`'s body the body of `response`: a file body when the picture is large,
+    /// there are picture files and the body is sent (not for HEAD); else the bytes memory holds.
     private static func setBody(
         of response: inout Response, to entry: CacheEntry, _ bytes: Range<Int>, for request: Request,
         engine: ImageEngine
     ) {
         if entry.body.count >= fileBodyThreshold, request.method != "HEAD",
-            let file = engine.files?.openFile(for: entry)
+            let file = engine.fileBody(of: entry, bytes)
         {
-            response.fileBody = FileSlice(file: file, offset: bytes.lowerBound, length: bytes.count)
+            response.fileBody = file
         } else {
             response.body = bytes.count == entry.body.count ? entry.body : Array(entry.body[bytes])
         }

@@ -41,8 +41,9 @@ public struct Response: Sendable {
         didSet { shared = nil }
     }
     /// The body, when it is sent from a file instead (`body` is then empty): a picture the picture
-    /// files hold, sent with `sendfile`. Never chunked.
-    public var fileBody: FileSlice? {
+    /// files hold, sent with `sendfile` (or from memory when the file cannot be opened as it is
+    /// sent). Never chunked.
+    public var fileBody: FileBody? {
         didSet { shared = nil }
     }
     /// The body's length in bytes, wherever it is.
