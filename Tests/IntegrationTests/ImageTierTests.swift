@@ -137,6 +137,36 @@ struct ImageTierTests {
         #expect(!files.contains { $0.hasSuffix(".img") }, "\(files)")
     }
 
+    /// Targets as a hostile client writes them on the wire, each outside the image host's shapes:
+    /// climbing out with dot segments (raw or percent-encoded), encoded slashes and NULs, another
+    /// rendition or extension, upper case where the host has none, a name past 200 bytes.
+    static let hostilePaths = [
+        "/images/CRDImages/ep/original/..%2F..%2F..%2Fetc%2Fpasswd.jpg",
+        "/images/CRDImages/ep/%2E%2E/%2E%2E/DT1567.jpg",
+        "/images/CRDImages/ep/original/DT1567.jpg%00.png",
+        "/images/CRDImages/ep/original/DT1567%2Fjpg.jpg",
+        "/images/CRDImages/ep/thumbnail/DT1567.jpg",
+        "/images/CRDImages/EP/original/DT1567.jpg",
+        "/images/CRDImages/ep/original/DT1567.svg",
+        "/images/CRDImages/ep/original/" + String(repeating: "a", count: 200) + ".jpg",
+        "/images/CRDImages/ep/original/",
+        "/images/CRDImages",
+    ]
+
+    @Test func pathsNotOfTheImageHostsShapesAre400sThatNeverReachIt() async throws {
+        let servers = try await Servers.start(themet: Self.patient)
+        for path in Self.hostilePaths {
+            let exchange = try await RawHTTP.exchange(
+                port: servers.themet.port,
+                request: Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
+            #expect(exchange.text.hasPrefix("HTTP/1.1 400 "), "\(path): \(exchange.text.prefix(300))")
+            let problem = try JSONSerialization.jsonObject(with: Data(try exchange.body())) as? [String: Any]
+            #expect(problem?["code"] as? String == "invalid_image_path", "\(path): \(problem ?? [:])")
+        }
+        // Not one of them was asked of the image host.
+        #expect(try await servers.upstreamStats().total == 0)
+    }
+
     @Test func aBlockOfTheImageHostPausesPicturesOnly() async throws {
         // A second fake as the image host, blocking after its first request; the API's is healthy.
         let imageHost = try await RunningProcess(
