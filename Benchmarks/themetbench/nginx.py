@@ -99,9 +99,19 @@ http {{
             proxy_ignore_headers Set-Cookie Cache-Control Expires Vary;
             add_header X-Cache $upstream_cache_status;
         }}
+        # Plain files under the prefix (`plain_directory`): the original's bytes, put there by the
+        # warm-up, sent as nginx sends static files.
+        location /plain/ {{
+            root {prefix};
+        }}
     }}
 }}
 """
+
+
+def plain_directory(child: Child) -> Path:
+    """Where an nginx started here serves /plain/ from: the directory that path names in its prefix."""
+    return child.data / "plain"
 
 
 def loopback_listener() -> socket.socket:
@@ -132,6 +142,7 @@ def launch_nginx(supervisor: Supervisor, upstream_port: int) -> tuple[Child, int
             argv += ["-e", str(prefix / "error.log")]
         child = supervisor.start("nginx", argv, extra_log=prefix / "error.log", pass_fds=(listener.fileno(),),
                                  env={**os.environ, "NGINX": f"{listener.fileno()};"})
+    child.data = prefix
     return child, port
 
 

@@ -22,7 +22,7 @@ class Child:
     stdout: Path
     stderr: Path
     extra_log: Path | None = None  # nginx's error.log
-    data: Path | None = None  # themet's data directory
+    data: Path | None = None  # themet's data directory; nginx's prefix
 
     @property
     def pid(self) -> int:

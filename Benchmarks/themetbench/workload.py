@@ -22,6 +22,9 @@ FILL_CONNECTIONS = 64
 PICTURE_ID = 436535
 PICTURE_SMALL = "/images/CRDImages/ep/web-large/DT1567.jpg"
 PICTURE_ORIGINAL = "/images/CRDImages/ep/original/DT1567.jpg"
+# The same original's bytes as a plain file nginx serves from its prefix directory (no cache
+# header before them), for a row that compares with nginx's cheapest way to send a file.
+PLAIN_ORIGINAL = "/plain/CRDImages/ep/original/DT1567.jpg"
 # A deep-zoom tile of that original at full resolution, cached by the warm-up.
 TILE_PATH = f"/iiif/{PICTURE_ID}/0/1024,1024,512,512/512,512/0/default.jpg"
 PICTURE_CONNECTIONS = 64

@@ -1,6 +1,7 @@
 """wrk: one workload (Case), one run, and what it printed."""
 
 import re
+import resource
 import subprocess
 from dataclasses import dataclass, field
 
@@ -19,6 +20,11 @@ class Case:
     script_arguments: list[str] = field(default_factory=list)
     nginx: bool = True
     connections: list[int] | None = None  # only these connection counts; None: all of them
+    nginx_path: str | None = None  # what nginx is asked instead of `path` (the same bytes another way)
+
+    def path_for(self, server: str) -> str:
+        """The path `server` is asked."""
+        return self.nginx_path if server == "nginx" and self.nginx_path else self.path
 
 
 @dataclass
@@ -34,6 +40,11 @@ class WrkResult:
     # The server's user + system CPU time per request during the run, all its processes and
     # threads (nginx: its workers). Less noisy than req/s on a machine wrk shares.
     server_cpu_us: float = 0.0
+    # wrk's own user + system CPU time per request. On loopback the kernel charges the TCP work of
+    # both ends (receiving, acknowledging, paced sending) to whichever process is running, so the
+    # split between server and client depends on the server's timing, and only the sum is the
+    # machine's cost of a request.
+    client_cpu_us: float = 0.0
 
     @property
     def errors(self) -> int:
@@ -72,20 +83,32 @@ def parse_wrk(output: str) -> WrkResult:
     )
 
 
-def run_wrk(port: int, case: Case, connections: int, duration: int, pids: list[int]) -> WrkResult:
-    """One `wrk -t2 -cC -dDs --latency` run of `case` against the server on `port`, whose
-    processes are `pids` (for its CPU time)."""
+def children_cpu_seconds() -> float:
+    """User + system CPU time of the children this process has waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_wrk(port: int, case: Case, connections: int, duration: int, pids: list[int], path: str | None = None
+            ) -> WrkResult:
+    """One `wrk -t2 -cC -dDs --latency` run of `case` (at `path` instead of its own, if given)
+    against the server on `port`, whose processes are `pids` (for its CPU time). wrk's own CPU
+    time is what the children waited for gained during the run: wrk is the only child reaped then."""
+    path = path or case.path
     argv = ["wrk", f"-t{LOOPS}", f"-c{connections}", f"-d{duration}s", "--latency"]
     if case.script:
-        argv += [*case.script, f"http://{HOST}:{port}{case.path}", "--", *case.script_arguments]
+        argv += [*case.script, f"http://{HOST}:{port}{path}", "--", *case.script_arguments]
     else:
-        argv.append(f"http://{HOST}:{port}{case.path}")
+        argv.append(f"http://{HOST}:{port}{path}")
     cpu_before = cpu_seconds(pids)
+    client_before = children_cpu_seconds()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=duration + 60)
+    client_after = children_cpu_seconds()
     cpu_after = cpu_seconds(pids)
     if done.returncode != 0:
         raise BenchmarkError(f"wrk failed ({done.returncode}): {done.stderr or done.stdout}")
     result = parse_wrk(done.stdout)
     if result.requests:
         result.server_cpu_us = (cpu_after - cpu_before) / result.requests * 1_000_000
+        result.client_cpu_us = (client_after - client_before) / result.requests * 1_000_000
     return result

@@ -1,11 +1,12 @@
 """Warm-up: the hot object and the spread set cached in both servers, themet's search page complete."""
 
 import time
+from pathlib import Path
 
 from .. import BenchmarkError
 from ..http_client import get_all_ok, get_json, http_get
-from ..workload import (HOT_ID, PICTURE_ORIGINAL, PICTURE_SMALL, SEARCH_PATH, SPREAD_IDS, TILE_PATH, WIDGET_PATH,
-                        object_paths)
+from ..workload import (HOT_ID, PICTURE_ORIGINAL, PICTURE_SMALL, PLAIN_ORIGINAL, SEARCH_PATH, SPREAD_IDS, TILE_PATH,
+                        WIDGET_PATH, object_paths)
 
 
 def warm_objects(servers: dict[str, int]) -> None:
@@ -24,10 +25,12 @@ def warm_objects(servers: dict[str, int]) -> None:
         print(f"  {server}: {len(paths)} objects warm, repeat requests are cache hits", flush=True)
 
 
-def warm_pictures(servers: dict[str, int]) -> dict[str, int]:
+def warm_pictures(servers: dict[str, int], plain: Path) -> dict[str, int]:
     """Requests both pictures through each server until a repeat is a cache hit, and themet's
-    deep-zoom tile; returns each picture's size in bytes."""
+    deep-zoom tile; puts the original's bytes under `plain` (nginx's /plain/ directory) and checks
+    that nginx sends them back; returns each picture's size in bytes."""
     sizes = {}
+    original = b""
     for server, port in servers.items():
         for path in (PICTURE_SMALL, PICTURE_ORIGINAL):
             http_get(port, path, timeout=60)
@@ -37,6 +40,15 @@ def warm_pictures(servers: dict[str, int]) -> dict[str, int]:
                 raise BenchmarkError(f"{server}: GET {path} after warm-up was not a cache hit "
                                      f"(status {status}, cache verdict {verdict!r})")
             sizes[path] = len(body)
+            if path == PICTURE_ORIGINAL:
+                original = body
+    file = plain / PLAIN_ORIGINAL.removeprefix("/plain/")
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_bytes(original)
+    status, _, body = http_get(servers["nginx"], PLAIN_ORIGINAL)
+    if status != 200 or body != original:
+        raise BenchmarkError(f"nginx: GET {PLAIN_ORIGINAL} answered {status} with {len(body):,} bytes, "
+                             f"not the original's {len(original):,}")
     themet = servers["themet"]
     for _ in range(2):
         status, _, body = http_get(themet, TILE_PATH, timeout=60)
