@@ -82,14 +82,26 @@ struct IIIFImageRequest: Sendable, Equatable {
     /// The longest run of digits a number may have: nine fit an `Int` with room to multiply.
     static let maxDigits = 9
 
-    /// Parses the path after `/iiif/` (`RouteRequest.segment`).
+    /// The path's bytes, or a part of them.
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    /// Parses the path after `/iiif/` (`RouteRequest.segment`). Reads its UTF-8 bytes, never its
+    /// characters: it runs for every tile a viewer asks for.
     static func parse(_ path: String) throws(Failure) -> IIIFImageRequest {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        func isDigits(_ text: Substring) -> Bool {
-            !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
-        }
-        guard [2, 3, 6].contains(parts.count), parts.count != 3 || parts[2] == "info.json", isDigits(parts[0]),
-            isDigits(parts[1])
+        var path = path
+        return try path.withUTF8 { bytes -> Result<IIIFImageRequest, Failure> in
+            do throws(Failure) {
+                return .success(try parse(bytes[...]))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+    }
+
+    private static func parse(_ path: Bytes) throws(Failure) -> IIIFImageRequest {
+        let parts = path.split(separator: UInt8(ascii: "/"), maxSplits: 6, omittingEmptySubsequences: false)
+        guard [2, 3, 6].contains(parts.count), parts.count != 3 || matches(parts[2], "info.json"),
+            isDigits(parts[0]), isDigits(parts[1])
         else { throw .notARoute }
         guard let objectID = integer(parts[0], digits: 10), (1...Int(Int32.max)).contains(objectID) else {
             throw .noSuchImage(
@@ -114,45 +126,42 @@ struct IIIFImageRequest: Sendable, Equatable {
                     format: format)))
     }
 
-    private static func region(_ text: Substring) throws(Failure) -> Region {
-        switch text {
-        case "full": return .full
-        case "square": return .square
-        default: break
-        }
+    private static func region(_ text: Bytes) throws(Failure) -> Region {
+        if matches(text, "full") { return .full }
+        if matches(text, "square") { return .square }
         // Made only when thrown: the message is work a valid request should not pay for.
         let invalid = {
             Failure.invalid("The region must be full, square, x,y,w,h or pct:x,y,w,h, not \(quoted(text)).")
         }
-        if text.hasPrefix("pct:") {
-            let numbers = text.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false).map(decimal)
+        if hasPrefix(text, "pct:") {
+            let numbers = text.dropFirst(4).split(separator: comma, omittingEmptySubsequences: false).map(decimal)
             guard numbers.count == 4, let x = numbers[0], let y = numbers[1], let w = numbers[2], let h = numbers[3]
             else { throw invalid() }
             guard w > 0, h > 0 else { throw .invalid("The region's width and height must be more than 0%.") }
             return .percent(x: x, y: y, width: w, height: h)
         }
-        let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { integer($0) }
+        let numbers = text.split(separator: comma, omittingEmptySubsequences: false).map { integer($0) }
         guard numbers.count == 4, let x = numbers[0], let y = numbers[1], let w = numbers[2], let h = numbers[3]
         else { throw invalid() }
         guard w > 0, h > 0 else { throw .invalid("The region's width and height must be at least 1 pixel.") }
         return .pixels(x: x, y: y, width: w, height: h)
     }
 
-    private static func size(_ text: Substring) throws(Failure) -> Size {
-        let upscale = text.hasPrefix("^")
+    private static func size(_ text: Bytes) throws(Failure) -> Size {
+        let upscale = text.first == UInt8(ascii: "^")
         let body = upscale ? text.dropFirst() : text
         let invalid = {
             Failure.invalid(
                 "The size must be max, w,, ,h, pct:n, w,h or !w,h, each with an optional ^, not \(quoted(text)).")
         }
-        if body == "max" { return Size(form: .max, upscale: upscale) }
-        if body.hasPrefix("pct:") {
+        if matches(body, "max") { return Size(form: .max, upscale: upscale) }
+        if hasPrefix(body, "pct:") {
             guard let percent = decimal(body.dropFirst(4)) else { throw invalid() }
             guard percent > 0 else { throw .invalid("The size's percentage must be more than 0.") }
             return Size(form: .percent(percent), upscale: upscale)
         }
-        let confined = body.hasPrefix("!")
-        let pair = (confined ? body.dropFirst() : body).split(separator: ",", omittingEmptySubsequences: false)
+        let confined = body.first == UInt8(ascii: "!")
+        let pair = (confined ? body.dropFirst() : body).split(separator: comma, omittingEmptySubsequences: false)
         guard pair.count == 2 else { throw invalid() }
         let (width, height) = (integer(pair[0]), integer(pair[1]))
         guard width != 0, height != 0 else { throw .invalid("A size of 0 pixels makes no picture.") }
@@ -170,8 +179,8 @@ struct IIIFImageRequest: Sendable, Equatable {
         }
     }
 
-    private static func rotation(_ text: Substring) throws(Failure) -> (mirrored: Bool, quarters: Int) {
-        let mirrored = text.hasPrefix("!")
+    private static func rotation(_ text: Bytes) throws(Failure) -> (mirrored: Bool, quarters: Int) {
+        let mirrored = text.first == UInt8(ascii: "!")
         guard let degrees = decimal(mirrored ? text.dropFirst() : text), degrees <= 360 else {
             throw .invalid(
                 "The rotation must be a number of degrees from 0 to 360, with an optional !, not \(quoted(text)).")
@@ -182,50 +191,75 @@ struct IIIFImageRequest: Sendable, Equatable {
         return (mirrored, Int(degrees / 90) % 4)
     }
 
-    private static func qualityAndFormat(_ text: Substring) throws(Failure) -> (Quality, ImageDerivation.Encoding) {
-        guard let dot = text.lastIndex(of: "."), let quality = Quality(rawValue: String(text[..<dot])) else {
+    private static func qualityAndFormat(_ text: Bytes) throws(Failure) -> (Quality, ImageDerivation.Encoding) {
+        guard let dot = text.lastIndex(of: UInt8(ascii: ".")), let quality = quality(text[..<dot]) else {
             throw .invalid(
                 "The last segment must be {quality}.{format}, the quality being default, color, gray or "
                     + "bitonal, not \(quoted(text)).")
         }
-        switch text[text.index(after: dot)...] {
-        case "jpg": return (quality, .jpeg)
-        case "png": return (quality, .png)
-        case "webp": return (quality, .webp)
-        case "tif", "gif", "pdf", "jp2":
-            throw .unsupported("This server makes jpg, png and webp, not \(quoted(text[text.index(after: dot)...])).")
-        default:
-            throw .invalid("The format must be jpg, png or webp, not \(quoted(text[text.index(after: dot)...])).")
+        let format = text[(dot + 1)...]
+        if matches(format, "jpg") { return (quality, .jpeg) }
+        if matches(format, "png") { return (quality, .png) }
+        if matches(format, "webp") { return (quality, .webp) }
+        if matches(format, "tif") || matches(format, "gif") || matches(format, "pdf") || matches(format, "jp2") {
+            throw .unsupported("This server makes jpg, png and webp, not \(quoted(format)).")
         }
+        throw .invalid("The format must be jpg, png or webp, not \(quoted(format)).")
+    }
+
+    private static func quality(_ text: Bytes) -> Quality? {
+        if matches(text, "default") { return .default }
+        if matches(text, "color") { return .color }
+        if matches(text, "gray") { return .gray }
+        if matches(text, "bitonal") { return .bitonal }
+        return nil
     }
 
     /// A whole number of at most `digits` decimal digits, without sign or leading zeros (except 0
     /// itself).
-    static func integer(_ text: Substring, digits: Int = maxDigits) -> Int? {
-        guard (1...digits).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-            text == "0" || text.utf8.first != 0x30
+    private static func integer(_ text: Bytes, digits: Int = maxDigits) -> Int? {
+        guard (1...digits).contains(text.count), isDigits(text), text.count == 1 || text.first != UInt8(ascii: "0")
         else { return nil }
-        return Int(text)
+        return value(of: text)
     }
 
     /// A non-negative decimal: digits, then optionally `.` and digits (`12`, `12.5`, `0.25`), at
     /// most `maxDigits` digits before the point and as many after.
-    static func decimal(_ text: Substring) -> Double? {
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, (1...maxDigits).contains(whole.utf8.count),
-            whole.utf8.allSatisfy({ (0x30...0x39).contains($0) })
-        else { return nil }
-        if parts.count == 2 {
-            guard (1...maxDigits).contains(parts[1].utf8.count),
-                parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) })
-            else { return nil }
-        }
-        return Double(text)
+    private static func decimal(_ text: Bytes) -> Double? {
+        let point = text.firstIndex(of: UInt8(ascii: "."))
+        let whole = text[..<(point ?? text.endIndex)]
+        guard (1...maxDigits).contains(whole.count), isDigits(whole) else { return nil }
+        guard let point else { return Double(value(of: whole)) }
+        let fraction = text[(point + 1)...]
+        guard (1...maxDigits).contains(fraction.count), isDigits(fraction) else { return nil }
+        return Double(String(decoding: text, as: UTF8.self))
+    }
+
+    /// The value of a run of decimal digits short enough not to overflow (`integer`, `decimal`).
+    private static func value(of digits: Bytes) -> Int {
+        digits.reduce(0) { $0 * 10 + Int($1 &- 0x30) }
+    }
+
+    private static func isDigits(_ text: Bytes) -> Bool {
+        !text.isEmpty && text.allSatisfy { (0x30...0x39).contains($0) }
+    }
+
+    private static let comma = UInt8(ascii: ",")
+
+    /// Whether `text` is exactly `word` (ASCII).
+    private static func matches(_ text: Bytes, _ word: StaticString) -> Bool {
+        text.elementsEqual(UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
+    }
+
+    /// Whether `text` starts with `prefix` (ASCII).
+    private static func hasPrefix(_ text: Bytes, _ prefix: StaticString) -> Bool {
+        text.starts(with: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
     }
 
     /// `text` in quotes for a message, cut to 40 characters (it comes from the client).
-    private static func quoted(_ text: Substring) -> String {
-        let cut = text.count > 40 ? text.prefix(40) + "…" : text
+    private static func quoted(_ text: Bytes) -> String {
+        let decoded = String(decoding: text, as: UTF8.self)
+        let cut = decoded.count > 40 ? decoded.prefix(40) + "…" : Substring(decoded)
         return "\"" + String(cut.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
             + "\""
     }
