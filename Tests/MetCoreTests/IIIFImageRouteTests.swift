@@ -82,6 +82,27 @@ struct IIIFImageRouteTests {
         #expect(harness.upstream.calls.filter { $0.hasPrefix("/CRDImages/") } == [Self.original])
     }
 
+    @Test func plainHitsOnADerivativeShareOneResponseASecondPerHost() async throws {
+        let harness = Self.harness()
+        let target = "/iiif/436535/0/full/320,240/0/default.jpg"
+        let gallery: HTTPFields = ["Host": "gallery.local"]
+        _ = await harness.get(target, headers: gallery)
+        let first = try #require(harness.getImmediately(target, headers: gallery))
+        let shared = try #require(first.shared)
+        let second = try #require(harness.getImmediately(target, headers: gallery))
+        #expect(second.shared === shared && second.body == first.body)
+        // Another host sees its own canonical link, in a response of its own.
+        let other = try #require(harness.getImmediately(target, headers: ["Host": "other.local"]))
+        #expect(other.shared !== shared)
+        #expect(other.headers["Link"]?.hasPrefix("<http://other.local/iiif/436535/0/full/320,240/") == true)
+        #expect(first.headers["Link"]?.hasPrefix("<http://gallery.local/iiif/436535/0/full/320,240/") == true)
+        // A new second makes a new one; a condition or a range is answered for itself.
+        harness.time.advance(by: 1)
+        #expect(harness.getImmediately(target, headers: gallery)?.shared !== shared)
+        let ranged = harness.getImmediately(target, headers: ["Host": "gallery.local", "Range": "bytes=0-1"])
+        #expect(ranged?.status == 206 && ranged?.shared == nil)
+    }
+
     @Test func concurrentRequestsForOneDerivativeDeriveItOnce() async {
         let harness = Self.harness()
         _ = await harness.get("/iiif/436535/0/info.json")

@@ -134,7 +134,8 @@ final class IIIFImageHandler: Sendable {
                 switch await derive(key, derivation, from: original, details: details, claim: claim) {
                 case .value(let (entry, outcome)):
                     return present(
-                        entry, outcome: outcome, canonical: base + "/" + canonical, to: http, at: time.now())
+                        entry, outcome: outcome, link: Self.link(canonical: base + "/" + canonical), to: http,
+                        at: time.now())
                 case .answer(let response):
                     return response
                 }
@@ -159,7 +160,16 @@ final class IIIFImageHandler: Sendable {
         let now = time.now()
         guard let held = engine.images.cache.entry(for: key), held.isFresh(at: now) else { return nil }
         engine.images.cache.count(.hit)
-        return present(held, outcome: .hit, canonical: base + "/" + canonical, to: request, at: now)
+        let link = Self.link(canonical: base + "/" + canonical)
+        guard ImageHandler.isPlain(request) else {
+            return present(held, outcome: .hit, link: link, to: request, at: now)
+        }
+        // A plain hit: made once a second for this link, then shared, as a picture's is.
+        let second = Int(now.rounded(.down))
+        return held.hitResponses.response(
+            second: second, age: second - held.fetchedSecond, ttl: Int((held.freshUntil - now).rounded(.down)),
+            gzip: false, variant: link
+        ) { present(held, outcome: .hit, link: link, to: request, at: now) }
     }
 
     /// Picture `iiif.index` of the record in `entry`, as an image host path; else the problem.
@@ -338,14 +348,18 @@ final class IIIFImageHandler: Sendable {
         "iiif \(original.key) \(original.etag) \(canonical)"
     }
 
-    /// `ImageHandler.present`, with the request's canonical URI and the service's level in `Link`.
+    /// `ImageHandler.present`, with `link` (`link(canonical:)`).
     private func present(
-        _ entry: CacheEntry, outcome: CacheOutcome, canonical: String, to request: Request, at now: Double
+        _ entry: CacheEntry, outcome: CacheOutcome, link: String, to request: Request, at now: Double
     ) -> Response {
         var response = ImageHandler.present(entry, outcome: outcome, to: request, at: now, engine: engine.images)
-        response.headers.append(
-            "Link", "<\(canonical)>;rel=\"canonical\", <http://iiif.io/api/image/3/level2.json>;rel=\"profile\"")
+        response.headers.append("Link", link)
         return response
+    }
+
+    /// The `Link` field of a derivative: the request's canonical URI and the service's level.
+    private static func link(canonical: String) -> String {
+        "<\(canonical)>;rel=\"canonical\", <http://iiif.io/api/image/3/level2.json>;rel=\"profile\""
     }
 
     /// The problem document of a request the API's rules refuse (400), this server does not do

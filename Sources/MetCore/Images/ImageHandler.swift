@@ -140,7 +140,7 @@ final class ImageHandler: Sendable {
     }
 
     /// A GET of the whole picture, unconditional: its answer is the same for every such request.
-    private static func isPlain(_ request: Request) -> Bool {
+    static func isPlain(_ request: Request) -> Bool {
         request.method == "GET" && request.headers["If-None-Match"] == nil
             && request.headers["If-Modified-Since"] == nil && request.headers["Range"] == nil
     }

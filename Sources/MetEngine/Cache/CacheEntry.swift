@@ -129,7 +129,7 @@ public final class CacheEntry: Sendable {
 }
 
 /// The hit responses of one entry (or render) for one second of the clock, of the age and of
-/// the remaining freshness.
+/// the remaining freshness, and for one variant of the request (see `response`).
 package struct HitResponses {
     /// `floor(now)`, for `Date`.
     package var second = Int.min
@@ -137,35 +137,45 @@ package struct HitResponses {
     package var age = Int.min
     /// Whole seconds of freshness left, for `max-age` and `Cache-Status`.
     package var ttl = Int.min
+    /// What else the kept responses depend on, as the route says it (empty for most).
+    package var variant = ""
     package var identity: Response?
     package var gzipped: Response?
 
     /// None kept yet.
     package init() {}
 
-    init(second: Int, age: Int, ttl: Int) {
+    init(second: Int, age: Int, ttl: Int, variant: String) {
         self.second = second
         self.age = age
         self.ttl = ttl
+        self.variant = variant
+    }
+
+    /// Whether the kept responses are for this second, age, freshness and variant.
+    func holds(second: Int, age: Int, ttl: Int, variant: String) -> Bool {
+        self.second == second && self.age == age && self.ttl == ttl && self.variant == variant
     }
 }
 
 extension Locked where Value == HitResponses {
-    /// The response kept for `second`, `age` and `ttl` (its gzip form when `gzip`), or the one
-    /// `make` makes, then kept (any thread).
+    /// The response kept for `second`, `age`, `ttl` and `variant` (its gzip form when `gzip`), or
+    /// the one `make` makes, then kept (any thread). `variant` names whatever else of the request
+    /// the response shows (a IIIF answer's canonical link, which holds the request's host): a
+    /// request of another variant makes its own and replaces the kept one.
     package func response(
-        second: Int, age: Int, ttl: Int, gzip: Bool, make: () -> Response
+        second: Int, age: Int, ttl: Int, gzip: Bool, variant: String = "", make: () -> Response
     ) -> Response {
         let kept = withLock { responses -> Response? in
-            guard responses.second == second, responses.age == age, responses.ttl == ttl else { return nil }
+            guard responses.holds(second: second, age: age, ttl: ttl, variant: variant) else { return nil }
             return gzip ? responses.gzipped : responses.identity
         }
         if let kept { return kept }
         var response = make()
         response.shared = SharedResponse()
         withLock { responses in
-            if responses.second != second || responses.age != age || responses.ttl != ttl {
-                responses = HitResponses(second: second, age: age, ttl: ttl)
+            if !responses.holds(second: second, age: age, ttl: ttl, variant: variant) {
+                responses = HitResponses(second: second, age: age, ttl: ttl, variant: variant)
             }
             if gzip { responses.gzipped = response } else { responses.identity = response }
         }
