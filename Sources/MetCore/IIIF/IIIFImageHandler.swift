@@ -160,16 +160,17 @@ final class IIIFImageHandler: Sendable {
         let now = time.now()
         guard let held = engine.images.cache.entry(for: key), held.isFresh(at: now) else { return nil }
         engine.images.cache.count(.hit)
-        let link = Self.link(canonical: base + "/" + canonical)
+        let link = { Self.link(canonical: base + "/" + canonical) }
         guard ImageHandler.isPlain(request) else {
-            return present(held, outcome: .hit, link: link, to: request, at: now)
+            return present(held, outcome: .hit, link: link(), to: request, at: now)
         }
-        // A plain hit: made once a second for this link, then shared, as a picture's is.
+        // A plain hit: made once a second for this base URI (which the link holds, with the
+        // request's host), then shared, as a picture's is.
         let second = Int(now.rounded(.down))
         return held.hitResponses.response(
             second: second, age: second - held.fetchedSecond, ttl: Int((held.freshUntil - now).rounded(.down)),
-            gzip: false, variant: link
-        ) { present(held, outcome: .hit, link: link, to: request, at: now) }
+            gzip: false, variant: base
+        ) { present(held, outcome: .hit, link: link(), to: request, at: now) }
     }
 
     /// Picture `iiif.index` of the record in `entry`, as an image host path; else the problem.

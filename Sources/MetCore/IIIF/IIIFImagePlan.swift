@@ -34,13 +34,22 @@ extension IIIFImageRequest.Parameters {
             mirrored: mirrored, quarters: quarters, tone: tone, encoding: format)
         let isFull = x == 0 && y == 0 && regionWidth == bounds.width && regionHeight == bounds.height
         let maxSize = Self.maxSize(regionWidth: regionWidth, regionHeight: regionHeight, bounds: bounds)
-        let sizeText =
-            (width, height) == maxSize
-            ? "max" : (width > regionWidth || height > regionHeight ? "^" : "") + "\(width),\(height)"
-        let canonical = [
-            isFull ? "full" : "\(x),\(y),\(regionWidth),\(regionHeight)", sizeText,
-            (mirrored ? "!" : "") + String(quarters * 90), quality.rawValue + "." + Self.extension(format),
-        ].joined(separator: "/")
+        // One string, appended to in place: this runs for every IIIF hit.
+        var canonical = ""
+        canonical.reserveCapacity(64)
+        if isFull {
+            canonical += "full/"
+        } else {
+            canonical += "\(x),\(y),\(regionWidth),\(regionHeight)/"
+        }
+        if (width, height) == maxSize {
+            canonical += "max/"
+        } else {
+            if width > regionWidth || height > regionHeight { canonical += "^" }
+            canonical += "\(width),\(height)/"
+        }
+        if mirrored { canonical += "!" }
+        canonical += "\(quarters * 90)/\(quality.rawValue).\(Self.extension(format))"
         return (derivation, canonical)
     }
 

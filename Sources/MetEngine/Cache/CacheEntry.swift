@@ -161,7 +161,7 @@ package struct HitResponses {
 extension Locked where Value == HitResponses {
     /// The response kept for `second`, `age`, `ttl` and `variant` (its gzip form when `gzip`), or
     /// the one `make` makes, then kept (any thread). `variant` names whatever else of the request
-    /// the response shows (a IIIF answer's canonical link, which holds the request's host): a
+    /// the response shows (a IIIF answer's base URI, which its link holds with the request's host): a
     /// request of another variant makes its own and replaces the kept one.
     package func response(
         second: Int, age: Int, ttl: Int, gzip: Bool, variant: String = "", make: () -> Response
