@@ -89,13 +89,8 @@ struct IIIFImageRequest: Sendable, Equatable {
     /// characters: it runs for every tile a viewer asks for.
     static func parse(_ path: String) throws(Failure) -> IIIFImageRequest {
         var path = path
-        return try path.withUTF8 { bytes -> Result<IIIFImageRequest, Failure> in
-            do throws(Failure) {
-                return .success(try parse(bytes[...]))
-            } catch {
-                return .failure(error)
-            }
-        }.get()
+        // `withUTF8` rethrows untyped errors: the failure comes out of it as a value.
+        return try path.withUTF8 { bytes in Result { () throws(Failure) in try parse(bytes[...]) } }.get()
     }
 
     private static func parse(_ path: Bytes) throws(Failure) -> IIIFImageRequest {
