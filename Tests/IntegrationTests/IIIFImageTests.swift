@@ -38,6 +38,29 @@ struct IIIFImageTests {
         #expect(try await servers.upstreamStats().paths[Self.original] == 1)
     }
 
+    /// A tile made before is one shared answer a second, but each host is named in its own: the
+    /// canonical `Link` holds the host the request was sent to.
+    @Test func repeatedTileHitsNameEachRequestsHostInTheirLink() async throws {
+        let servers = try await Servers.start(themet: Self.patient)
+        let tile = "/iiif/436535/0/0,0,512,512/256,/0/default.jpg"
+        #expect(try await servers.get(tile).status == 200)
+        func exchange(host: String) async throws -> RawHTTP.Exchange {
+            let request = "GET \(tile) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
+            return try await RawHTTP.exchange(port: servers.themet.port, request: Array(request.utf8))
+        }
+        let link = "/iiif/436535/0/0,0,512,512/256,256/0/default.jpg>;rel=\"canonical\""
+        var bodies: [[UInt8]] = []
+        for host in ["a.example", "b.example", "a.example", "b.example:8080"] {
+            let answer = try await exchange(host: host)
+            #expect(answer.text.hasPrefix("HTTP/1.1 200 "))
+            #expect(answer.text.contains("\r\nLink: <http://\(host)\(link)"), "\(answer.text.prefix(600))")
+            #expect(answer.text.contains("Cache-Status: TheMet; hit"))
+            bodies.append(try answer.body())
+        }
+        #expect(Set(bodies).count == 1)
+        #expect(try await servers.upstreamStats().paths[Self.original] == 1)
+    }
+
     @Test(arguments: [
         ("/iiif/436535/0/full/max/45/default.jpg", 501, "iiif_feature_not_supported"),
         ("/iiif/436535/0/full/4001,/0/default.jpg", 400, "invalid_iiif_request"),
@@ -52,6 +75,8 @@ struct IIIFImageTests {
         ("/iiif/436535/0/full/max/0/default.jpg%00.png", 400, "invalid_iiif_request"),
         ("/iiif/436535/0/pct:1e308,0,1,1/max/0/default.jpg", 400, "invalid_iiif_request"),
         ("/iiif/436535/0/full/%5E%5Emax/0/default.jpg", 400, "invalid_iiif_request"),
+        ("/iiif/436535/0/full/%CC%81max/0/default.jpg", 400, "invalid_iiif_request"),
+        ("/iiif/436535/0/full/max/0/default.j%C3%A9g", 400, "invalid_iiif_request"),
     ])
     func refusalsAreProblemDocuments(target: String, status: Int, code: String) async throws {
         let servers = try await Servers.start(themet: Self.patient)
