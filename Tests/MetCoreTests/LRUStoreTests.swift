@@ -186,6 +186,46 @@ struct LRUStoreTests {
         #expect(upstream.callCount(for: .object(id: 1)) == 2)
     }
 
+    /// An entry from a tier below memory (`admit`) evicts only an entry asked for less often.
+    @Test func anEntryFromBelowDisplacesOnlyAnEntryAskedForLessOften() {
+        var store = LRUStore(capacity: 1_000)
+        let (roomForA, roomForB) = (store.admit(entry("a", cost: 400)), store.admit(entry("b", cost: 400)))
+        #expect(roomForA && roomForB)  // room enough: stored
+        for _ in 0..<3 { _ = store.get("a") }
+        _ = store.get("b")
+        // "c" was asked for once (its miss), "a", the least recently used, three times …
+        _ = store.get("c")
+        let refused = !store.admit(entry("c", cost: 400))
+        #expect(refused)
+        #expect(store.count == 2 && store.evictions == 0)
+        let (a, b) = (store.get("a"), store.get("b"))
+        #expect(a != nil && b != nil)
+        // … and once asked for more often than it, it takes its place.
+        for _ in 0..<6 { _ = store.get("c") }
+        let admitted = store.admit(entry("c", cost: 400))
+        #expect(admitted)
+        #expect(store.evictions == 1)
+        #expect(store.peek("c") != nil && store.peek("a") == nil)
+        // A newer copy of an entry held is always taken, and `put` (a fetch) never asks.
+        let (replaced, fetched) = (store.admit(entry("c", cost: 400)), store.put(entry("d", cost: 400)))
+        #expect(replaced && fetched)
+        #expect(store.count == 2)
+    }
+
+    @Test func theSketchCountsLookupsUpToItsCeilingAndHalvesThemAfterASample() {
+        var sketch = FrequencySketch(keys: 256)  // rows of 256 counters; a sample of 2,560 lookups
+        #expect(sketch.frequency("a") == 0)
+        for _ in 0..<3 { sketch.increment("a") }
+        #expect(sketch.frequency("a") == 3)
+        for _ in 0..<30 { sketch.increment("b") }
+        #expect(sketch.frequency("b") == 15)
+        // 2,527 more lookups of another key end the sample: every counter halves.
+        for _ in 0..<2_527 { sketch.increment("other") }
+        #expect(sketch.frequency("a") == 1)
+        #expect(sketch.frequency("b") == 7)
+        #expect(sketch.frequency("other") == 7)
+    }
+
     @Test func anAnswerTooLargeToKeepIsServedButNotStored() async {
         let upstream = FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))])
         let harness = Harness(upstream: upstream) { $0.cache.memorySize = 200 }

@@ -1,6 +1,7 @@
 /// A byte-bounded least-recently-used map from key to `CacheEntry`. Not thread-safe on its own:
 /// `MemoryCache` keeps it behind a lock. Nodes live in an array and link by index, so reads and
-/// writes allocate nothing once the array has grown.
+/// writes allocate nothing once the array has grown. Every lookup is counted in a frequency
+/// sketch, which decides whether an entry from a tier below memory may evict (`admit`).
 package struct LRUStore {
     private struct Node {
         package var entry: CacheEntry
@@ -21,9 +22,13 @@ package struct LRUStore {
     private var oldest = -1
     /// Counts every put at the front (stores and moves).
     private var moves = 0
+    /// How often each key was looked up lately.
+    private var sketch: FrequencySketch
 
     package init(capacity: Int) {
         self.capacity = capacity
+        // Sized for entries of about 4 KiB, an object's record with its gzip copy.
+        sketch = FrequencySketch(keys: capacity / 4_096)
     }
 
     package var count: Int { index.count }
@@ -32,6 +37,7 @@ package struct LRUStore {
     /// order stays where it is (eviction takes the oldest entries, so it is just as safe there),
     /// which spares most hits on a working set the relinking writes.
     package mutating func get(_ key: String) -> CacheEntry? {
+        sketch.increment(key)
         guard let slot = index[key] else { return nil }
         if moves - nodes[slot].movedAt >= index.count / 2 { moveToFront(slot) }
         return nodes[slot].entry
@@ -71,6 +77,21 @@ package struct LRUStore {
             evictions += 1
         }
         return true
+    }
+
+    /// Stores `entry`, which a tier below memory held, as `put` does when it replaces an entry of its
+    /// key, fits without evicting, or was looked up more often lately than the least recently used
+    /// entry, the first it would evict; otherwise leaves the store as it is and returns false. So a
+    /// spread wider than memory does not churn through it: an entry read once from the disk does not
+    /// push out one that is asked for (TinyLFU's admission).
+    @discardableResult
+    package mutating func admit(_ entry: CacheEntry) -> Bool {
+        if index[entry.key] == nil, bytes + entry.cost > capacity, oldest >= 0,
+            sketch.frequency(entry.key) <= sketch.frequency(nodes[oldest].entry.key)
+        {
+            return false
+        }
+        return put(entry)
     }
 
     /// Removes the entry for `key`, if any; returns whether there was one.

@@ -61,6 +61,13 @@ public final class MemoryCache: Sendable {
         state.withLock { _ = $0.put(entry) }
     }
 
+    /// Stores `entry`, read from a tier below memory, when it fits or is asked for more often than
+    /// what it would evict (see `LRUStore.admit`); returns whether it was stored. Any thread.
+    @discardableResult
+    public func admit(_ entry: CacheEntry) -> Bool {
+        state.withLock { $0.admit(entry) }
+    }
+
     /// The entry for `key` and when it was last used (larger is more recent), without marking it
     /// used (the sync orders its refreshes by it). Any thread.
     package func peek(_ key: String) -> (entry: CacheEntry, lastUse: Int)? {
