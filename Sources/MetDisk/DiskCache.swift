@@ -1,12 +1,18 @@
 import CSQLite
 import Foundation
 import MetEngine
+import Synchronization
 
 /// The persistent tier: entries in an SQLite database in WAL mode (`cache.sqlite` in the data
 /// directory), bounded in bytes with least-recently-used eviction.
 ///
-/// Reads run on the caller's thread (a task's, never a loop's), each on a connection of a small
-/// pool, so concurrent reads never wait for each other, nor, in WAL mode, for the writer. Writes,
+/// Reads run on the caller's thread, each on a connection of a small pool, so concurrent reads
+/// never wait for each other, nor, in WAL mode, for the writer. A loop thread reads
+/// (`entryAtOnce`) while the page cache holds what it reads: a read that had to wait for the
+/// device (the thread's `ru_inblock` grew) stops loop reads for `coldPause`, and tasks read
+/// meanwhile (warming the page cache), so a cold disk stalls a loop for at most one read a
+/// second. Time alone would not tell: on a busy machine a loop thread is descheduled for
+/// milliseconds in the middle of a read that never left memory. Writes,
 /// removals and the use marks of reads go to one `DiskWriter`, which commits them in batches on a
 /// thread of its own. Every row carries its record's checksum: a damaged row is a miss, counted,
 /// logged and removed, never an answer. Any thread.
@@ -19,6 +25,10 @@ public final class DiskCache: PersistentTier {
     private let idleReaders = Locked<[Reader]>([])
     private let counts = Locked(ReadCounts())
     private let closed = Locked(false)
+    /// Until when loop threads do not read (`DispatchTime` uptime, nanoseconds); 0 when they may.
+    private let loopReadsPausedUntil = Atomic<UInt64>(0)
+    /// How long a loop read that waited for the disk stops loop reads, in nanoseconds.
+    static let coldPause: UInt64 = 1_000_000_000
 
     private struct ReadCounts {
         var hits = 0
@@ -37,7 +47,7 @@ public final class DiskCache: PersistentTier {
             connection = try SQLiteConnection(path: path, create: false)
             try CacheDatabase.configure(connection)
             try connection.execute("PRAGMA query_only = 1")
-            select = try connection.prepare("SELECT record FROM entries WHERE key = ?1")
+            select = try connection.prepare("SELECT record, used_at FROM entries WHERE key = ?1")
             exists = try connection.prepare("SELECT 1 FROM entries WHERE key = ?1")
         }
     }
@@ -64,15 +74,40 @@ public final class DiskCache: PersistentTier {
         writer = try DiskWriter(connection: connection, capacity: capacity, logger: logger)
     }
 
-    public func entry(for key: String) -> CacheEntry? {
+    public func entry(for key: String) -> CacheEntry? { read(key, countingMisses: true) }
+
+    public func entryAtOnce(for key: String) -> CacheEntry? {
+        guard DispatchTime.now().uptimeNanoseconds >= loopReadsPausedUntil.load(ordering: .relaxed) else {
+            return nil
+        }
+        let before = Self.blocksRead()
+        let entry = read(key, countingMisses: false)
+        if Self.blocksRead() != before {
+            loopReadsPausedUntil.store(DispatchTime.now().uptimeNanoseconds + Self.coldPause, ordering: .relaxed)
+            logger.debug("\(path): reading \(key) waited for the disk; reading in tasks for a second")
+        }
+        return entry
+    }
+
+    /// The blocks the calling thread has read from a device (`ru_inblock`): a read that the page
+    /// cache answers leaves it as it was; one that had to wait for the disk raises it.
+    private static func blocksRead() -> Int {
+        var usage = rusage()
+        // RUSAGE_THREAD (1): Glibc declares it only under _GNU_SOURCE, which Swift does not set.
+        getrusage(__rusage_who_t(1), &usage)
+        return usage.ru_inblock
+    }
+
+    /// The entry stored for `key` (see `entry(for:)`); a miss counted only when `countingMisses`.
+    private func read(_ key: String, countingMisses: Bool) -> CacheEntry? {
         guard !closed.withLock({ $0 }) else { return nil }
         if let queued = writer.queued(key) { return queued }
-        let record: [UInt8]?
+        let row: (record: [UInt8], usedAt: Int64)?
         do {
-            record = try withReader { reader throws(SQLiteError) -> [UInt8]? in
+            row = try withReader { reader throws(SQLiteError) -> ([UInt8], Int64)? in
                 try reader.select.bind(.text(key))
                 defer { reader.select.reset() }
-                return try reader.select.step() ? reader.select.blob(at: 0) : nil
+                return try reader.select.step() ? (reader.select.blob(at: 0), reader.select.integer(at: 1)) : nil
             }
         } catch {
             counts.withLock { $0.errors += 1 }
@@ -84,18 +119,18 @@ public final class DiskCache: PersistentTier {
             }
             return nil
         }
-        guard let record else {
-            counts.withLock { $0.misses += 1 }
+        guard let row else {
+            if countingMisses { counts.withLock { $0.misses += 1 } }
             return nil
         }
-        guard let entry = CacheEntry(record: record, key: key) else {
+        guard let entry = CacheEntry(record: row.record, key: key) else {
             counts.withLock { $0.corrupt += 1 }
             logger.warning("\(path): the row of \(key) is damaged (checksum or format); treated as a miss and removed")
             writer.remove(key)
             return nil
         }
         counts.withLock { $0.hits += 1 }
-        writer.markUsed(key)
+        writer.markUsed(key, usedAt: row.usedAt)
         return entry
     }
 

@@ -6,6 +6,13 @@ import MetEngine
 /// the use marks of reads in batches, one transaction each, and evicts the least recently used
 /// rows past the bound.
 ///
+/// A use mark is a row's `used_at` set to the next number of a sequence that every store and mark
+/// advances; eviction takes the smallest. A read marks its row only when the row's mark is in the
+/// older half of the sequence's span over the table (`markUsed`): a row in the newer half is as
+/// safe from eviction as half the table, so marking it again would only rewrite its pages. Reads of
+/// a working set therefore write nothing once its rows are marked, and a row read again and again
+/// costs one write per half turn of the sequence, not one per batch.
+///
 /// A store waits at most `batchWindow` (50 ms) plus the time of the transactions before it in the
 /// queue before it is committed; a committed batch survives `kill -9` (WAL, `synchronous =
 /// NORMAL`), so a crash loses at most the batch being gathered. Until then a read finds the queued
@@ -41,6 +48,10 @@ final class DiskWriter: @unchecked Sendable {
         var pending: [String: (sequence: UInt64, entry: CacheEntry?)] = [:]
         /// Keys read since the last commit, whose use is marked in the next.
         var used = Set<String>()
+        /// The sequence's bounds after the last commit: no row's mark is below `oldestUse` (counted
+        /// at start-up, raised by eviction) or above `newestUse`.
+        var oldestUse: Int64 = 0
+        var newestUse: Int64 = 0
         var nextSequence: UInt64 = 0
         var writing = false
         var flushers = 0
@@ -83,7 +94,7 @@ final class DiskWriter: @unchecked Sendable {
             """)
         delete = try connection.prepare("DELETE FROM entries WHERE key = ?1")
         touch = try connection.prepare("UPDATE entries SET used_at = ?2 WHERE key = ?1")
-        oldest = try connection.prepare("SELECT key, bytes FROM entries ORDER BY used_at LIMIT ?1")
+        oldest = try connection.prepare("SELECT key, bytes, used_at FROM entries ORDER BY used_at LIMIT ?1")
         let thread = Thread { [self] in run() }
         thread.name = "themet-disk-writer"
         thread.start()
@@ -95,10 +106,13 @@ final class DiskWriter: @unchecked Sendable {
     /// Queues the removal of `key`'s row. Any thread.
     func remove(_ key: String) { enqueue(key, .remove) }
 
-    /// Marks `key` as used now, for eviction order (committed with the next batch). Any thread.
-    func markUsed(_ key: String) {
+    /// Marks `key`, whose row's mark was `usedAt` when read, as used now, for eviction order
+    /// (committed with the next batch), unless that mark is in the newer half (see the type's
+    /// comment). Any thread.
+    func markUsed(_ key: String, usedAt: Int64) {
         condition.lock()
         defer { condition.unlock() }
+        guard usedAt < state.oldestUse + (state.newestUse - state.oldestUse) / 2 else { return }
         guard state.used.count < Self.maxQueued else { return }
         if state.queue.isEmpty && state.used.isEmpty { condition.broadcast() }
         state.used.insert(key)
@@ -201,6 +215,8 @@ final class DiskWriter: @unchecked Sendable {
             }
             switch outcome {
             case .success(let change):
+                state.oldestUse = max(state.oldestUse, change.oldestUse)
+                state.newestUse = useSequence
                 state.entries = state.entries.map { $0 + change.entries }
                 state.bytes = state.bytes.map { $0 + change.bytes }
                 state.writes += change.writes
@@ -220,6 +236,8 @@ final class DiskWriter: @unchecked Sendable {
         var bytes = 0
         var writes = 0
         var evictions = 0
+        /// The mark of the last row evicted (no row left has a smaller one); 0 when none was.
+        var oldestUse: Int64 = 0
     }
 
     /// Commits `batch` and the use marks of `used` in one transaction, then evicts past the bound;
@@ -285,8 +303,10 @@ final class DiskWriter: @unchecked Sendable {
         let target = Int(Double(capacity) * Self.evictionTarget)
         while counted + change.bytes > target {
             try oldest.bind(.integer(256))
-            var victims: [(key: String, bytes: Int)] = []
-            while try oldest.step() { victims.append((oldest.text(at: 0), Int(oldest.integer(at: 1)))) }
+            var victims: [(key: String, bytes: Int, usedAt: Int64)] = []
+            while try oldest.step() {
+                victims.append((oldest.text(at: 0), Int(oldest.integer(at: 1)), oldest.integer(at: 2)))
+            }
             guard !victims.isEmpty else { return }
             for victim in victims where counted + change.bytes > target {
                 try delete.bind(.text(victim.key))
@@ -294,22 +314,27 @@ final class DiskWriter: @unchecked Sendable {
                 change.entries -= 1
                 change.bytes -= victim.bytes
                 change.evictions += 1
+                change.oldestUse = victim.usedAt
             }
         }
     }
 
-    /// Counts the rows and their bytes, and finds the latest use mark, through the `(used_at,
-    /// bytes)` index: no record is read.
+    /// Counts the rows and their bytes, and finds the oldest and latest use marks, through the
+    /// `(used_at, bytes)` index: no record is read.
     private func countRows() {
         do {
             let statement = try connection.prepare(
-                "SELECT count(*), coalesce(sum(bytes), 0), coalesce(max(used_at), 0) FROM entries INDEXED BY entries_by_use"
-            )
+                """
+                SELECT count(*), coalesce(sum(bytes), 0), coalesce(min(used_at), 0), coalesce(max(used_at), 0)
+                FROM entries INDEXED BY entries_by_use
+                """)
             guard try statement.step() else { return }
-            useSequence = statement.integer(at: 2)
+            useSequence = statement.integer(at: 3)
             condition.lock()
             state.entries = Int(statement.integer(at: 0))
             state.bytes = Int(statement.integer(at: 1))
+            state.oldestUse = statement.integer(at: 2)
+            state.newestUse = useSequence
             condition.unlock()
             statement.reset()
         } catch {

@@ -5,15 +5,23 @@ import Testing
 @testable import MetEngine
 
 /// A persistent tier in memory that keeps entries as records (`CacheEntry.record`), as the SQLite
-/// tier does, so what comes back is a restored entry, never the one stored.
+/// tier does, so what comes back is a restored entry, never the one stored. Read in tasks only,
+/// unless made `atOnce` (as the SQLite tier's reads are while the page cache holds its file).
 final class RecordingTier: PersistentTier {
     private let rows = Locked<[String: [UInt8]]>([:])
     private let reads = Locked(0)
+    private let atOnce: Bool
+
+    init(atOnce: Bool = false) {
+        self.atOnce = atOnce
+    }
 
     func entry(for key: String) -> CacheEntry? {
         reads.withLock { $0 += 1 }
         return rows.withLock { $0[key] }.flatMap { CacheEntry(record: $0, key: key) }
     }
+
+    func entryAtOnce(for key: String) -> CacheEntry? { atOnce ? entry(for: key) : nil }
 
     func store(_ entry: CacheEntry) { rows.withLock { $0[entry.key] = entry.record } }
 
@@ -55,7 +63,7 @@ struct PersistentTierTests {
         // A new process: empty memory, an upstream that knows nothing, the same disk.
         let second = Self.harness(disk: disk)
         second.time.advance(by: 30)
-        #expect(second.getImmediately("/objects/1") == nil)  // the disk is never read on the loop
+        #expect(second.getImmediately("/objects/1") == nil)  // a tier that reads in tasks only
         let restored = await second.get("/objects/1")
         #expect(restored.status == 200)
         #expect(restored.body == fetched.body)
@@ -67,6 +75,51 @@ struct PersistentTierTests {
         #expect(second.getImmediately("/objects/1")?.headers["Cache-Status"] == "TheMet; hit; ttl=70")
         #expect(second.service.engine.cache.statistics.diskHits == 1)
         #expect(second.service.engine.cache.statistics.hits == 1)
+    }
+
+    @Test func aTierThatReadsAtOnceAnswersAFreshEntryOnTheLoopWithoutATask() async throws {
+        let disk = RecordingTier(atOnce: true)
+        let first = Self.harness(FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))]), disk: disk)
+        let fetched = await first.get("/objects/1")
+
+        let second = Self.harness(disk: disk)
+        second.time.advance(by: 30)
+        let reads = disk.readCount
+        let restored = try #require(second.getImmediately("/objects/1"))
+        #expect(restored.body == fetched.body)
+        #expect(restored.headers["ETag"] == fetched.headers["ETag"])
+        #expect(restored.headers["Cache-Status"] == "TheMet; hit; ttl=70; detail=disk")
+        #expect(second.service.engine.cache.statistics.diskHits == 1)
+        #expect(second.getImmediately("/objects/1")?.headers["Cache-Status"] == "TheMet; hit; ttl=70")
+        #expect(disk.readCount == reads + 1)
+        #expect(second.upstream.calls.isEmpty)
+
+        // An expired entry is not answered on the loop: its refresh is a task's business.
+        let third = Self.harness(FakeUpstream([Sample.objectKey(1): .json(Sample.object(1))]), disk: disk)
+        third.time.advance(by: 150)
+        #expect(third.getImmediately("/objects/1") == nil)
+        #expect(await third.get("/objects/1").headers["Cache-Status"]?.contains("revalidating") == true)
+    }
+
+    @Test func aNeedOfSeveralEntriesOnlyOnDiskGoesToATaskWholeAndEachIsReadOnce() async throws {
+        let disk = RecordingTier(atOnce: true)
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1, 2]))
+        upstream.answer(.object(id: 1), with: .json(Sample.object(1)))
+        upstream.answer(.object(id: 2), with: .json(Sample.object(2)))
+        let first = Self.harness(upstream, disk: disk)
+        let search = await first.get("/search?q=cypress")
+
+        let second = Self.harness(disk: disk)
+        let reads = disk.readCount
+        // The ID list is read on the loop; its two objects would be two reads there: a task reads them.
+        #expect(second.getImmediately("/search?q=cypress") == nil)
+        #expect(disk.readCount == reads + 1)
+        let again = await second.get("/search?q=cypress")
+        #expect(again.body == search.body)
+        #expect(second.service.engine.cache.statistics.diskHits == 3)
+        #expect(disk.readCount == reads + 3)
+        #expect(second.upstream.calls.isEmpty)
     }
 
     @Test func aNegativeEntryAndASearchListComeBackFromTheDiskToo() async throws {

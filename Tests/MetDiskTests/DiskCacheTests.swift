@@ -190,6 +190,71 @@ struct DiskCacheTests {
         #expect(reopened.statistics.bytes == figures.bytes)
     }
 
+    @Test func aReadMarksItsRowOnlyWhenTheRowIsInTheOlderHalfOfTheMarks() throws {
+        let directory = TemporaryDirectory()
+        let disk = try Self.open(directory)
+        try Self.waitForCount(disk)
+        for id in 1...100 { disk.store(Self.entry(id, size: 500)) }
+        disk.flush()
+        // Stored in order: marks 1 … 100. Row 90 is in the newer half, row 10 in the older.
+        #expect(disk.entry(for: Self.entry(90).key) != nil)
+        #expect(disk.entry(for: Self.entry(10).key) != nil)
+        disk.flush()
+        disk.close()
+        var marks: [Int64: Int64] = [:]
+        try Self.withConnection(directory) { db in
+            var statement: OpaquePointer?
+            #expect(sqlite3_prepare_v2(db, "SELECT key, used_at FROM entries", -1, &statement, nil) == SQLITE_OK)
+            defer { sqlite3_finalize(statement) }
+            while sqlite3_step(statement) == SQLITE_ROW {
+                let key = String(cString: sqlite3_column_text(statement, 0))
+                marks[Int64(key.split(separator: "/").last!)!] = sqlite3_column_int64(statement, 1)
+            }
+        }
+        #expect(marks[90] == 90)  // left as stored: rewriting its pages would buy nothing
+        #expect(marks[10] == 101)  // now the newest
+        #expect(marks.values.filter { $0 > 100 }.count == 1)
+    }
+
+    @Test func aLoopReadThatWaitedForTheDeviceSendsTheNextReadsToTasks() throws {
+        let directory = TemporaryDirectory()
+        let log = MemoryLog()
+        do {
+            let disk = try Self.open(directory)
+            for id in 1...200 { disk.store(Self.entry(id, size: 3_000)) }
+            disk.close()
+        }
+        // Out of the page cache: the file is synced, then its pages dropped, so that the next reads
+        // must wait for the device (the temporary directory is on a disk, not a tmpfs).
+        let descriptor = Glibc.open(directory.path + "/cache.sqlite", O_RDONLY)
+        #expect(descriptor >= 0)
+        #expect(fsync(descriptor) == 0)
+        #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        Glibc.close(descriptor)
+        let disk = try Self.open(directory, log: log)
+        defer { disk.close() }
+        // The first read waits for the device, and still answers.
+        Self.expectSame(disk.entryAtOnce(for: Self.entry(1).key), Self.entry(1, size: 3_000))
+        // The next ones, even of pages the page cache now holds, are left to tasks for a second.
+        #expect(disk.entryAtOnce(for: Self.entry(1).key) == nil)
+        #expect(disk.entryAtOnce(for: Self.entry(150).key) == nil)
+        Self.expectSame(disk.entry(for: Self.entry(150).key), Self.entry(150, size: 3_000))
+    }
+
+    @Test func aLoopReadFromThePageCacheAnswersAndAMissIsLeftToTheTaskToCount() throws {
+        let directory = TemporaryDirectory()
+        let disk = try Self.open(directory)
+        defer { disk.close() }
+        try Self.waitForCount(disk)
+        disk.store(Self.entry(1))
+        disk.flush()
+        #expect(disk.entry(for: Self.entry(1).key) != nil)  // its pages now in the page cache
+        for _ in 0..<3 { Self.expectSame(disk.entryAtOnce(for: Self.entry(1).key), Self.entry(1)) }
+        #expect(disk.entryAtOnce(for: Self.entry(2).key) == nil)
+        #expect(disk.statistics.hits == 4)
+        #expect(disk.statistics.misses == 0)
+    }
+
     /// Waits (at most 5 s) until the writer has counted the rows at start-up.
     private static func waitForCount(_ disk: DiskCache) throws {
         for _ in 0..<500 where disk.statistics.bytes == nil { usleep(10_000) }

@@ -79,6 +79,14 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
         return await resolve(resource, cached: cache.entry(for: resource.cacheKey), claim: claim, onPlaced: nil)
     }
 
+    package func resolveAtOnce(_ resource: Resource, at now: Double) -> Resolution? {
+        guard let kept = disk?.entryAtOnce(for: resource.cacheKey), kept.isFresh(at: now) else { return nil }
+        metrics.countLookup(.disk, .hit)
+        cache.admit(kept)
+        cache.count(.diskHit)
+        return .entry(kept, .diskHit)
+    }
+
     package func resolve(
         _ resource: Resource, cached: CacheEntry?, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)?
     ) async -> Resolution {
@@ -184,7 +192,7 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
             let kept = disk?.entry(for: key)
             if disk != nil { metrics.countLookup(.disk, LookupResult(kept, at: time.now())) }
             if let kept, let served = kept.servedOutcome(at: time.now()), served == .hit || !refreshing {
-                cache.store(kept)
+                cache.admit(kept)
                 return .success(Fill(entry: kept, source: .disk))
             }
             // The newest expired copy either local tier holds: what a conditional request names,
@@ -293,9 +301,10 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
         return .failure(error)
     }
 
-    /// An entry from the shared tier goes to memory and the persistent tier.
+    /// An entry from the shared tier goes to the persistent tier, and to memory when admitted
+    /// there (see `MemoryCache.admit`).
     private func keepLocally(_ entry: CacheEntry) {
-        cache.store(entry)
+        cache.admit(entry)
         disk?.store(entry)
     }
 

@@ -2,13 +2,20 @@
 /// own). The resolver reads it on a memory miss and writes every entry fetched from the upstream
 /// through it.
 ///
-/// Reads block their caller for microseconds (a row lookup) and are made from tasks only, never a
-/// loop thread. Writes and removals are queued for a writer of the tier's own and return at once;
-/// a read made after a write sees it, even before it reaches the disk.
+/// Reads block their caller for microseconds (a row lookup) and are made from tasks, and from a
+/// loop thread only through `entryAtOnce(for:)`, which declines while reads are slow. Writes and
+/// removals are queued for a writer of the tier's own and return at once; a read made after a
+/// write sees it, even before it reaches the disk.
 public protocol PersistentTier: Sendable {
     /// The entry stored for `key`, fresh or not; nil when there is none or its row is damaged
     /// (counted, and then a miss).
     func entry(for key: String) -> CacheEntry?
+
+    /// `entry(for:)` made on a loop thread, so that a hit needs no task: nil without reading
+    /// while the tier's reads have lately been slow (the page cache does not hold its file, the
+    /// disk is busy), and a miss is not counted (the caller reads again in a task, which counts
+    /// it). A tier that cannot read without blocking answers nil.
+    func entryAtOnce(for key: String) -> CacheEntry?
 
     /// Queues `entry` to be stored, replacing any entry with its key.
     func store(_ entry: CacheEntry)
@@ -19,6 +26,11 @@ public protocol PersistentTier: Sendable {
 
     /// What the tier holds and has done, for `/health`.
     var statistics: PersistentTierStatistics { get }
+}
+
+extension PersistentTier {
+    /// Nil: a tier reads in tasks only unless it says how long its reads take.
+    public func entryAtOnce(for key: String) -> CacheEntry? { nil }
 }
 
 /// Figures about the persistent tier, for `/health`.

@@ -12,6 +12,12 @@ package protocol EntryResolver: Sendable {
         _ resource: MetResource, cached: CacheEntry?, claim: UpstreamClaim, onPlaced: (@Sendable () -> Void)?
     ) async -> Resolution
 
+    /// The resolution of `resource` at `now` by a tier below memory that answers without a task (a
+    /// fresh entry of the persistent tier, read on the calling loop thread, then stored in memory
+    /// and counted as a disk hit); nil, with nothing counted or stored, when none can: then the
+    /// driver suspends and `resolve` runs. Blocks for one row read at most.
+    func resolveAtOnce(_ resource: MetResource, at now: Double) -> Resolution?
+
     /// Starts refreshing `resource` in the background, whose memory entry `stale` is past its
     /// freshness but within stale-while-revalidate, unless a refresh of it runs already. Returns
     /// at once; any thread, loop threads included. A refresh that fails keeps `stale`. `claim` is

@@ -40,7 +40,8 @@ public final class PipelineDriver: Sendable {
     package var backgroundFillsRunning: Int { backgroundFills.withLock { $0.total } }
 
     /// Advances `pipeline` on the calling thread while memory meets its needs (with fresh entries,
-    /// or expired ones within stale-while-revalidate, whose refresh it starts). Never waits; a
+    /// or expired ones within stale-while-revalidate, whose refresh it starts), and the tier below
+    /// memory the one entry a need may lack (see `servedAtOnce`). Never waits for the upstream; a
     /// fresh hit allocates no task. The suspension it may return starts nothing until run.
     /// `claim` is whose request it is: its fetches wait in that client's lane of the pacer.
     ///
@@ -64,7 +65,7 @@ public final class PipelineDriver: Sendable {
             case .need(let need):
                 // What memory holds for every key, each looked up once, goes with the suspension.
                 let found = lookUp(need.resources, at: now)
-                guard let met = servedFromMemory(need, found: found, at: now, claim: claim) else {
+                guard let met = servedAtOnce(need, found: found, at: now, claim: claim) else {
                     return .suspended(
                         Suspension { [pipeline] in
                             await self.resume(pipeline, need, found: found, at: now, claim: claim)
@@ -75,18 +76,31 @@ public final class PipelineDriver: Sendable {
         }
     }
 
-    /// The resolutions of `need` when memory serves every entry of `found` at `now`, each counted
-    /// (and refreshed when served while it is revalidated); nil, with nothing counted, as soon as
-    /// one is missing or too old to serve.
+    /// The resolutions of `need` when memory serves every entry of `found` at `now` but at most one,
+    /// and the resolver meets that one at once (a fresh entry of the persistent tier, read on this
+    /// thread), each counted (and refreshed when served while it is revalidated); nil, with
+    /// nothing counted, as soon as a second entry is missing or the one missing is not met. A need
+    /// that lacks more entries goes to a task whole: reading them here one by one would hold the
+    /// loop for as many reads, and a partial result would be counted twice.
     @usableFromInline
-    func servedFromMemory(_ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim) -> [Resolution]? {
+    func servedAtOnce(_ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim) -> [Resolution]? {
         var resolutions: [Resolution] = []
         resolutions.reserveCapacity(found.count)
-        for entry in found {
-            guard let entry, let outcome = entry.servedOutcome(at: now) else { return nil }
-            resolutions.append(.entry(entry, outcome))
+        var missing: Int?
+        for (index, entry) in found.enumerated() {
+            if let entry, let outcome = entry.servedOutcome(at: now) {
+                resolutions.append(.entry(entry, outcome))
+            } else {
+                guard missing == nil else { return nil }
+                missing = index
+                resolutions.append(.pending)
+            }
         }
-        for (resource, resolution) in zip(need.resources, resolutions) {
+        if let missing {
+            guard let resolution = resolver.resolveAtOnce(need.resources[missing], at: now) else { return nil }
+            resolutions[missing] = resolution
+        }
+        for (index, (resource, resolution)) in zip(need.resources, resolutions).enumerated() where index != missing {
             served(resource, resolution, claim: claim)
         }
         return resolutions
