@@ -25,17 +25,20 @@ public final class CurlUpstream: Upstream {
     ///     attempt fails with `.malformed` and what was received is released at once.
     ///   - accept: the `Accept` field every request sends (`application/json` for the API,
     ///     `image/*` for the image host).
+    ///   - connections: the most calls the pacer lets out at once (`--upstream-concurrency`): as
+    ///     many idle connections are kept for reuse, so that no call opens a new one while that
+    ///     many run.
     /// - Throws: `CurlError` when libcurl or its loop cannot be set up.
     public init(
         origin: String, connectTimeout: Double, timeout: Double, maxBodyBytes: Int,
-        accept: String = "application/json"
+        accept: String = "application/json", connections: Int = 2
     ) throws(CurlError) {
         self.origin = origin
         multi = try CurlMulti(
             settings: CurlTransfer.Settings(
                 connectTimeoutMilliseconds: Self.milliseconds(connectTimeout),
                 totalTimeoutMilliseconds: Self.milliseconds(timeout), maxBodyBytes: maxBodyBytes),
-            headers: ["Accept: \(accept)"])
+            headers: ["Accept: \(accept)"], connections: connections)
     }
 
     public var location: String { origin }

@@ -9,7 +9,7 @@ extension ServerConfiguration {
     func makeUpstream() throws(ConfigurationError) -> any Upstream {
         try Self.upstream(
             at: upstream.location, flag: "--upstream", maxBodyBytes: upstream.maxBody, accept: "application/json",
-            settings: upstream)
+            settings: upstream, connections: upstream.concurrency)
     }
 
     /// The image host this configuration names (`imageLocation`); nil when it is the records'
@@ -18,18 +18,19 @@ extension ServerConfiguration {
         if case .directory = imageLocation, imageLocation == upstream.location { return nil }
         return try Self.upstream(
             at: imageLocation, flag: "--image-upstream", maxBodyBytes: images.maxBytes, accept: "image/*",
-            settings: upstream)
+            settings: upstream, connections: images.concurrency)
     }
 
     private static func upstream(
-        at location: UpstreamLocation, flag: String, maxBodyBytes: Int, accept: String, settings: UpstreamSettings
+        at location: UpstreamLocation, flag: String, maxBodyBytes: Int, accept: String, settings: UpstreamSettings,
+        connections: Int
     ) throws(ConfigurationError) -> any Upstream {
         switch location {
         case .origin(let origin):
             do {
                 return try CurlUpstream(
                     origin: origin, connectTimeout: settings.connectTimeout, timeout: settings.timeout,
-                    maxBodyBytes: maxBodyBytes, accept: accept)
+                    maxBodyBytes: maxBodyBytes, accept: accept, connections: connections)
             } catch {
                 throw ConfigurationError(flag: flag, reason: "cannot start the HTTP client: \(error)")
             }
