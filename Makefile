@@ -4,7 +4,7 @@
 SWIFT       ?= swift
 PORT        ?= 8080
 ARGS        ?=
-APT_PACKAGES = libevent-dev pkg-config zlib1g-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev libssl-dev libvips-dev \
+APT_PACKAGES = libevent-dev pkg-config libdeflate-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev libssl-dev libvips-dev \
 	ca-certificates
 TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light gdb libmagic1
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -19,7 +19,7 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent", providers: [.apt(["libevent-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // No pkgConfig: hiredis's .pc file adds a flag SwiftPM refuses; the headers are in the default path.
@@ -63,8 +63,8 @@ let package = Package(
         .target(
             name: "MetFixtures", dependencies: ["MetEngine", "MetCore", "MetImaging", "HTTPWire"],
             swiftSettings: swiftSettings),
-        // gzip over zlib, for the cached entries' compressed copies.
-        .target(name: "MetGzip", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        // gzip over libdeflate, for the cached entries' compressed copies.
+        .target(name: "MetGzip", dependencies: ["CDeflate"], swiftSettings: swiftSettings),
         // The event loops (libevent): connections, the reader's errors as problem documents, the
         // encoded heads of shared responses.
         .target(
@@ -121,7 +121,9 @@ let package = Package(
             name: "ThemetTests", dependencies: ["MetCore", "MetEngine", "themet"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ImageHeaders", "MetCore", "MetEngine", "themet", "met-fixture-server", "TestKit"],
+            dependencies: [
+                "ImageHeaders", "MetCore", "MetEngine", "MetGzip", "themet", "met-fixture-server", "TestKit",
+            ],
             swiftSettings: swiftSettings
         ),
     ]
