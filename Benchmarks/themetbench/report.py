@@ -37,6 +37,12 @@ class Table:
         return "\n".join(lines + [""] + [f"_{note}._" for note in self.notes])
 
 
+def against_target(ratio: float, bound: float, at_least: bool) -> str:
+    """A ratio beside its target: `0.42× (target ≥ 0.5×: missed)`; targets are reported, never enforced."""
+    met = ratio >= bound if at_least else ratio <= bound
+    return f"{ratio:.2f}× (target {'≥' if at_least else '≤'} {bound:g}×: {'met' if met else 'missed'})"
+
+
 def mib(size: float) -> str:
     """Bytes as MiB with one decimal."""
     return f"{size / MiB:.1f}"

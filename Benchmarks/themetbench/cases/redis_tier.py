@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import BenchmarkError
 from ..http_client import get_all_ok, get_json
 from ..processes import Child, Supervisor
-from ..report import Table
+from ..report import Table, against_target
 from ..servers import START_TIMEOUT_SECONDS, start_redis, start_themet
 from ..workload import FILL_CONNECTIONS, HOST, MISS_LATENCY_MS, REPO, SPREAD_IDS, object_paths
 from ..wrk import Case, parse_wrk, run_wrk
@@ -54,6 +54,7 @@ def benchmark_redis(supervisor: Supervisor, bins: Path, fake_port: int, slow_fak
                  f"{spread_ids:,} objects) next to memory hits, {arguments.rounds} round(s) of {arguments.duration} s, "
                  f"medians", ["tier", "case", "connections", "req/s", "p50 ms", "p99 ms", "server CPU µs/req",
                               "from Redis"])
+    cpu: dict[tuple[int, str], float] = {}
     for connections in arguments.connections:
         for tier, child, port, case in cases:
             runs, shares = [], []
@@ -73,6 +74,9 @@ def benchmark_redis(supervisor: Supervisor, bins: Path, fake_port: int, slow_fak
                 tier, case.name, str(connections), f"{statistics.median(r.requests_per_second for r in runs):,.0f}",
                 f"{statistics.median(r.p50_ms for r in runs):.2f}", f"{statistics.median(r.p99_ms for r in runs):.2f}",
                 f"{statistics.median(r.server_cpu_us for r in runs):.1f}", f"{statistics.median(shares):.0%}"])
+            cpu[(connections, tier)] = statistics.median(r.server_cpu_us for r in runs)
+        hits.notes.append(f"{connections} connections, CPU per Redis-tier hit against a memory hit's: "
+                          f"{against_target(cpu[(connections, 'Redis hits')] / cpu[(connections, 'memory hits')], 2.0, False)}")
     hits.notes.append("from Redis: the share of answers read from Redis (/health cache.redisHits) because the "
                       "memory tier did not hold them; server CPU is themet's alone (Redis runs beside it)")
     for child in (filler, reader):
