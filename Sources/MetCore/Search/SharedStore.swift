@@ -241,7 +241,7 @@ public final class SharedStore: Sendable {
         var records: [Record] = []
         for range in elements {
             let body = Array(bytes[range])
-            guard let summary = try? JSONDecoder().decode(ObjectSummary.self, from: Data(body)) else { return nil }
+            guard let summary = ObjectSummary(json: body) else { return nil }
             records.append(Record(summary: summary, body: body))
         }
         return records

@@ -1,5 +1,3 @@
-import Foundation
-
 /// What the server needs to know about an entry beyond its bytes, read once when the entry is
 /// stored so that serving it never decodes JSON.
 public enum EntryDetails: Sendable, Equatable {
@@ -14,15 +12,14 @@ public enum EntryDetails: Sendable, Equatable {
 
     /// Reads the details of a validated 200 body of `kind`; `.none` when there are none to read
     /// or the body lacks them.
+    /// The body must be one valid JSON object whose members of those names have the types given
+    /// (`ObjectSummary`, `IDList`): a member that is absent or null is nil (`objectID` and `total`
+    /// are required), one of another type refuses the whole body.
     package static func read(_ body: [UInt8], kind: ResourceKind) -> EntryDetails {
-        let decoder = JSONDecoder()
         switch kind {
-        case .object:
-            return (try? decoder.decode(ObjectSummary.self, from: Data(body))).map(EntryDetails.object) ?? .none
-        case .objectList, .search:
-            return (try? decoder.decode(IDList.self, from: Data(body))).map(EntryDetails.ids) ?? .none
-        case .departments, .document, .image:
-            return .none
+        case .object: ObjectSummary(json: body).map(EntryDetails.object) ?? .none
+        case .objectList, .search: IDList(json: body).map(EntryDetails.ids) ?? .none
+        case .departments, .document, .image: .none
         }
     }
 
@@ -38,7 +35,7 @@ public enum EntryDetails: Sendable, Equatable {
 }
 
 /// An ID list as the Met sends it: `{"total": N, "objectIDs": [...] | null}`.
-public struct IDList: Sendable, Equatable, Decodable {
+public struct IDList: Sendable, Equatable {
     /// The Met's count of matches (for v1.1, of all matches, not only this page).
     public let total: Int
     /// The IDs in the Met's order; empty when the Met sent null.
@@ -59,22 +56,27 @@ public struct IDList: Sendable, Equatable, Decodable {
         return ids.allSatisfy { seen.insert($0).inserted }
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case total, objectIDs
-    }
+    private static let names = ["total", "objectIDs"].map { Array($0.utf8) }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        total = try container.decode(Int.self, forKey: .total)
-        let ids = try container.decodeIfPresent([Int].self, forKey: .objectIDs) ?? []
-        self.ids = ids
-        isUnique = Self.hasNoRepeats(ids)
+    /// The list `json` holds: nil when it is not a valid JSON object with an integer `total` and
+    /// an array of integers, or null, or nothing, as `objectIDs`.
+    package init?(json: [UInt8]) {
+        guard let reader = JSONReader(json, names: Self.names), case .number(let total) = reader.value(0),
+            let total = reader.integer(total)
+        else { return nil }
+        switch reader.value(1) {
+        case .absent, .null: self.init(total: total, ids: [])
+        case .array(let range):
+            guard let ids = reader.integers(range) else { return nil }
+            self.init(total: total, ids: ids)
+        default: return nil
+        }
     }
 }
 
 /// The members of an object record that search, sorting, the widget and deep links use. Every
 /// member is optional: the Met's schema has changed over the years (docs/MET-API.md §3.2).
-public struct ObjectSummary: Sendable, Equatable, Decodable {
+public struct ObjectSummary: Sendable, Equatable {
     public var objectID: Int
     public var title: String?
     public var artistDisplayName: String?
@@ -102,5 +104,47 @@ public struct ObjectSummary: Sendable, Equatable, Decodable {
     package var cost: Int {
         [title, artistDisplayName, objectDate, medium, creditLine, primaryImage, primaryImageSmall, objectURL]
             .reduce(96) { $0 + ($1?.utf8.count ?? 0) }
+    }
+
+    private static let names = [
+        "objectID", "title", "artistDisplayName", "objectDate", "objectBeginDate", "objectEndDate", "medium",
+        "creditLine", "primaryImage", "primaryImageSmall", "isPublicDomain", "objectURL",
+    ].map { Array($0.utf8) }
+
+    /// The summary of the record `json` holds: nil when it is not a valid JSON object with an
+    /// integer `objectID`, or when a member read here has another type than the property's.
+    package init?(json: [UInt8]) {
+        guard let reader = JSONReader(json, names: Self.names), case .number(let id) = reader.value(0),
+            let objectID = reader.integer(id)
+        else { return nil }
+        self.init(objectID: objectID)
+        func text(_ index: Int) -> String?? {
+            switch reader.value(index) {
+            case .absent, .null: .some(nil)
+            case .string(let value): value
+            default: nil
+            }
+        }
+        func integer(_ index: Int) -> Int?? {
+            switch reader.value(index) {
+            case .absent, .null: .some(nil)
+            case .number(let range): reader.integer(range).map { $0 }
+            default: nil
+            }
+        }
+        guard let title = text(1), let artistDisplayName = text(2), let objectDate = text(3),
+            let objectBeginDate = integer(4), let objectEndDate = integer(5), let medium = text(6),
+            let creditLine = text(7), let primaryImage = text(8), let primaryImageSmall = text(9),
+            let objectURL = text(11)
+        else { return nil }
+        switch reader.value(10) {
+        case .absent, .null: isPublicDomain = nil
+        case .bool(let value): isPublicDomain = value
+        default: return nil
+        }
+        (self.title, self.artistDisplayName, self.objectDate) = (title, artistDisplayName, objectDate)
+        (self.objectBeginDate, self.objectEndDate, self.medium) = (objectBeginDate, objectEndDate, medium)
+        (self.creditLine, self.primaryImage, self.primaryImageSmall) = (creditLine, primaryImage, primaryImageSmall)
+        self.objectURL = objectURL
     }
 }
