@@ -14,6 +14,7 @@ choice and the bind."""
 
 import functools
 import os
+import resource
 import re
 import shutil
 import socket
@@ -35,6 +36,14 @@ def nginx_version() -> tuple[str, tuple[int, ...]]:
     text = subprocess.run([NGINX, "-v"], capture_output=True, text=True).stderr.strip()
     match = re.search(r"nginx/(\d+)\.(\d+)\.(\d+)", text)
     return text, tuple(int(part) for part in match.groups()) if match else ()
+
+
+def open_files() -> int:
+    """Files an nginx worker may keep open in its open_file_cache: half its open-files limit (which
+    it inherits from this process), less its 4,096 connections, at most 200,000, at least 1,000."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = soft if soft != resource.RLIM_INFINITY else 1 << 20
+    return max(1_000, min(200_000, limit // 2 - 4_096))
 
 
 def nginx_config(prefix: Path, port: int, upstream_port: int) -> str:
@@ -61,7 +70,9 @@ http {{
     sendfile on;
     tcp_nopush on;
     tcp_nodelay on;
-    open_file_cache max=200000 inactive=60s;
+    # Descriptors kept open per worker: as many as its open-files limit leaves beside its
+    # connections (past the limit, hits on a spread wider than it failed with EMFILE).
+    open_file_cache max={open_files()} inactive=60s;
     proxy_cache_path {prefix}/cache levels=1:2 keys_zone=met:64m max_size=2g inactive=1d use_temp_path=off;
     upstream fake {{
         server {HOST}:{upstream_port};
