@@ -19,7 +19,7 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
         /// The `Link` field sent with it (a `/search` page's `rel="next"`), a function of its key.
         let link: String?
         /// The responses to plain requests for this render, shared within one second.
-        let responses = Mutex(HitResponses())
+        let responses = Locked(HitResponses())
 
         init(body: [UInt8], etag: String, link: String? = nil, compress: (@Sendable ([UInt8]) -> [UInt8])?) {
             self.body = body

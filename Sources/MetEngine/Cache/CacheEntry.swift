@@ -40,9 +40,8 @@ public final class CacheEntry: Sendable {
     public let revalidateUntil: Double
 
     /// The responses to plain hits on this entry, made once a second and shared (see
-    /// `Presenter.hit`); any thread. A mutex held in the entry itself: a `Locked` box was three
-    /// allocations more per entry (the box, its `NSLock`, the lock's mutex).
-    package let hitResponses = Mutex(HitResponses())
+    /// `Presenter.hit`); any thread.
+    package let hitResponses = Locked(HitResponses())
 
     /// Whether the memory tier holds this very entry: set when `LRUStore` stores it, cleared when
     /// it removes it (replaced, evicted), under the cache's lock; read from any thread without it.
@@ -159,7 +158,7 @@ package struct HitResponses {
     }
 }
 
-extension Mutex where Value == HitResponses {
+extension Locked where Value == HitResponses {
     /// The response kept for `second`, `age`, `ttl` and `variant` (its gzip form when `gzip`), or
     /// the one `make` makes, then kept (any thread). `variant` names whatever else of the request
     /// the response shows (a IIIF answer's base URI, which its link holds with the request's host): a
