@@ -1,5 +1,5 @@
 import CDeflate
-import Synchronization
+import Foundation
 
 /// gzip (RFC 1952) compression over libdeflate: the copies themet keeps of cached bodies, and the
 /// fake Met's bodies. (Upstream answers are decoded by libcurl.) Any thread.
@@ -13,7 +13,10 @@ public enum Gzip {
     public static let level: Int32 = 6
     /// The most idle compressors kept; more are freed after their call.
     private static let poolLimit = 8
-    private static let idle = Mutex<[Compressor]>([])
+    /// The idle compressors, behind `lock` (an `NSLock`: a pthread mutex, which ThreadSanitizer
+    /// sees, unlike `Synchronization.Mutex`'s futex).
+    nonisolated(unsafe) private static var idle: [Compressor] = []
+    private static let lock = NSLock()
 
     /// A libdeflate compressor: one call at a time, by whoever took it from the pool.
     private final class Compressor: @unchecked Sendable {
@@ -35,8 +38,8 @@ public enum Gzip {
     /// - Parameter bytes: the data; may be empty (the result is then a valid, empty gzip member).
     /// - Returns: the gzip bytes, header and trailer included, in an array of exactly their size.
     public static func compress(_ bytes: [UInt8]) -> [UInt8] {
-        let compressor = idle.withLock { $0.popLast() } ?? Compressor()
-        defer { idle.withLock { if $0.count < poolLimit { $0.append(compressor) } } }
+        let compressor = lock.withLock { idle.popLast() } ?? Compressor()
+        defer { lock.withLock { if idle.count < poolLimit { idle.append(compressor) } } }
         let bound = libdeflate_gzip_compress_bound(compressor.handle, bytes.count)
         let output = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
             count = bytes.withUnsafeBytes { input in
