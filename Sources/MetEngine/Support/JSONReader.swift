@@ -1,3 +1,5 @@
+import HTTPGrammar
+
 /// A strict reader of JSON documents (RFC 8259) over bytes, for what the cache reads from the
 /// Met's bodies when it stores them (`EntryDetails.read`): it checks a whole document in one pass
 /// and finds the named members of its top-level object, then decodes the few kinds of values the
@@ -138,16 +140,7 @@ package struct JSONReader {
 
     /// The value of the four hex digits at `index` (checked by the scanner).
     private static func hex4(_ json: [UInt8], _ index: Int) -> UInt32 {
-        (index..<(index + 4)).reduce(0) { $0 << 4 | UInt32(hexValue(json[$1])!) }
-    }
-
-    fileprivate static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        (index..<(index + 4)).reduce(0) { $0 << 4 | UInt32(Grammar.hexValue(json[$1])!) }
     }
 
     fileprivate static func isSpace(_ byte: UInt8) -> Bool {
@@ -315,7 +308,7 @@ private struct Scanner {
         guard start + 4 <= bytes.count else { return nil }
         var value: UInt32 = 0
         for offset in 0..<4 {
-            guard let digit = JSONReader.hexValue(bytes[start + offset]) else { return nil }
+            guard let digit = Grammar.hexValue(bytes[start + offset]) else { return nil }
             value = value << 4 | UInt32(digit)
         }
         return value
