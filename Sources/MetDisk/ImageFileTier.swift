@@ -473,8 +473,8 @@ extension CacheEntry {
     /// bytes, and what a read makes of the row and the file.
     fileprivate func withBody(_ body: [UInt8]) -> CacheEntry {
         CacheEntry(
-            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, gzippedETag: gzippedETag,
-            message: message, details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,
+            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, message: message,
+            details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,
             revalidateUntil: revalidateUntil)
     }
 }

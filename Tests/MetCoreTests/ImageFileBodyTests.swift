@@ -55,7 +55,7 @@ struct ImageFileBodyTests {
             upstream: UpstreamValidators(etag: "\"up\"", lastModified: nil))
         return CacheEntry(
             key: "/CRDImages/ep/original/DT1567.jpg", kind: .image, status: 200, body: body,
-            etag: ETag.strong(for: body), gzipped: nil, gzippedETag: nil, message: nil, details: .image(details),
+            etag: ETag.strong(for: body), gzipped: nil, message: nil, details: .image(details),
             storedAt: 1_000, freshUntil: 1_100, staleUntil: 1_200, revalidateUntil: 1_150)
     }
 
@@ -97,19 +97,20 @@ struct ImageFileBodyTests {
     @Test func aKeptHitResponseKeepsNeitherItsEntryNorAFile() throws {
         let files = MemoryFileTier()
         let engine = Self.engine(files: files)
+        let table = HitResponseTable(sets: 1)
         weak var released: CacheEntry?
         do {
             let entry = Self.picture()
             files.store(entry)
             released = entry
-            let kept = entry.hitResponses.response(second: 1_000, age: 0, ttl: 100, gzip: false) {
+            let kept = table.response(for: entry.serial, second: 1_000, age: 0, ttl: 100, gzip: false) {
                 var response = Response(status: 200)
                 response.fileBody = engine.fileBody(of: entry, 0..<entry.body.count)
                 return response
             }
             #expect(kept.fileBody != nil && kept.shared != nil)
         }
-        // The entry's kept response does not hold the entry (which holds it): no cycle.
+        // The kept response does not hold the entry.
         #expect(released == nil)
         #expect(files.openCount == 0)
     }

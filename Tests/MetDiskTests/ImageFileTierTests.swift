@@ -19,7 +19,7 @@ struct ImageFileTierTests {
             upstream: UpstreamValidators(etag: "\"up-\(name)\"", lastModified: "Wed, 23 Oct 2019 00:00:00 GMT"))
         return CacheEntry(
             key: "/CRDImages/ep/web-large/\(name).jpg", kind: .image, status: 200, body: body,
-            etag: ETag.strong(for: body), gzipped: nil, gzippedETag: nil, message: nil, details: .image(details),
+            etag: ETag.strong(for: body), gzipped: nil, message: nil, details: .image(details),
             storedAt: storedAt, freshUntil: storedAt + 100, staleUntil: storedAt + 200, revalidateUntil: storedAt + 150)
     }
 
@@ -190,7 +190,7 @@ struct ImageFileTierTests {
         #expect(tier.statistics.entries == 1 && tier.statistics.bytes == 6_000)
         let gone = CacheEntry(
             key: new.key, kind: .image, status: 404, body: [], etag: ETag.strong(for: []), gzipped: nil,
-            gzippedETag: nil, message: nil, details: .none, storedAt: 5_000, freshUntil: 6_000, staleUntil: 7_000,
+            message: nil, details: .none, storedAt: 5_000, freshUntil: 6_000, staleUntil: 7_000,
             revalidateUntil: 6_500)
         tier.store(gone)
         tier.flush()

@@ -81,8 +81,9 @@ extension Presenter {
                     cacheOutcome: outcome))
         }
         guard outcome == .hit, presentation.ifNoneMatch == nil else { return make() }
-        return rendered.responses.response(
-            second: Int(now.rounded(.down)), age: freshness.age, ttl: freshness.ttl, gzip: gzip, make: make)
+        return hitResponses.response(
+            for: rendered.serial, second: Int(now.rounded(.down)), age: freshness.age, ttl: freshness.ttl, gzip: gzip,
+            make: make)
     }
 }
 

@@ -2,13 +2,17 @@ import MetEngine
 
 /// Turns cache entries into responses: `Cache-Control`, `Age`, `Cache-Status`, the ETag and 304,
 /// the gzip choice and the `fields` projection; and upstream failures into their problems. Holds
-/// no state of its own; any thread. A class, so that every pipeline shares it for one retain.
+/// no state but the responses it shares; any thread. A class, so that every pipeline shares it
+/// for one retain.
 final class Presenter: Sendable {
     let time: any TimeSource
     /// The breaker, for how long a block lasts (`Retry-After`).
     let monitor: UpstreamMonitor
     /// The most fetches one client may have waiting (`--client-queue`), for the 429's detail.
     let clientLimit: Int
+    /// The plain hits' shared responses (`hit`), and the IIIF handler's: 4,096 entries' worth,
+    /// several times the working sets hit many times a second.
+    let hitResponses = HitResponseTable(sets: 2_048)
 
     init(time: any TimeSource, monitor: UpstreamMonitor, clientLimit: Int) {
         self.time = time
@@ -48,8 +52,8 @@ final class Presenter: Sendable {
             return present(entry, presentation, outcome: .hit, at: now)
         }
         let gzip = presentation.acceptsGzip && entry.gzipped != nil
-        return entry.hitResponses.response(
-            second: Int(now.rounded(.down)), age: Int(now.rounded(.down)) - entry.fetchedSecond,
+        return hitResponses.response(
+            for: entry.serial, second: Int(now.rounded(.down)), age: Int(now.rounded(.down)) - entry.fetchedSecond,
             ttl: Int((entry.freshUntil - now).rounded(.down)), gzip: gzip
         ) { present(entry, presentation, outcome: .hit, at: now) }
     }

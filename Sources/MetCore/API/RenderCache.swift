@@ -9,7 +9,7 @@ import Synchronization
 /// same way), with what they were made from. Bounded in bytes: when full, it starts afresh (each
 /// render is then made once again). Any thread.
 final class RenderCache<Request: Hashable & Sendable>: Sendable {
-    /// One rendered body with its gzip copy, and the responses made from it this second.
+    /// One rendered body with its gzip copy.
     final class Rendered: Sendable {
         let body: [UInt8]
         let etag: String
@@ -18,8 +18,8 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
         let gzippedETag: String?
         /// The `Link` field sent with it (a `/search` page's `rel="next"`), a function of its key.
         let link: String?
-        /// The responses to plain requests for this render, shared within one second.
-        let responses = Locked(HitResponses())
+        /// What its shared responses are kept by (`HitResponseTable`).
+        let serial = HitResponseTable.nextSerial()
 
         init(body: [UInt8], etag: String, link: String? = nil, compress: (@Sendable ([UInt8]) -> [UInt8])?) {
             self.body = body
@@ -27,7 +27,7 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
             self.link = link
             if body.count >= CacheEntry.gzipThreshold, let compressed = compress?(body), compressed.count < body.count {
                 gzipped = compressed
-                gzippedETag = String(etag.dropLast()) + "-gzip\""
+                gzippedETag = CacheEntry.gzippedETag(of: etag)
             } else {
                 gzipped = nil
                 gzippedETag = nil

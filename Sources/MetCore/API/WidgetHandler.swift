@@ -62,7 +62,7 @@ struct WidgetHandler: Sendable {
         }
         guard presentation.ifNoneMatch == nil else { return make() }
         // Nothing in the response depends on the clock: one shared response for as long as the render lives.
-        return rendered.responses.response(second: 0, age: 0, ttl: 0, gzip: false, make: make)
+        return presenter.hitResponses.response(for: rendered.serial, second: 0, age: 0, ttl: 0, gzip: false, make: make)
     }
 }
 

@@ -90,7 +90,7 @@ public final class ImageEngine: Sendable {
     /// Bytes `range` of `entry`'s body as a body sent from the picture's file, when there are
     /// picture files: each send opens the file if they hold this very version then (counted in
     /// `fileBodies`), else sends the bytes memory holds. Captures the entry's key, ETag and body,
-    /// never the entry: a response kept in the entry's `hitResponses` would otherwise keep it alive.
+    /// never the entry: a kept hit response (`HitResponseTable`) would otherwise keep it alive.
     func fileBody(of entry: CacheEntry, _ range: Range<Int>) -> FileBody? {
         guard let files else { return nil }
         let key = entry.key

@@ -167,8 +167,9 @@ final class IIIFImageHandler: Sendable {
         // A plain hit: made once a second for this base URI (which the link holds, with the
         // request's host), then shared, as a picture's is.
         let second = Int(now.rounded(.down))
-        return held.hitResponses.response(
-            second: second, age: second - held.fetchedSecond, ttl: Int((held.freshUntil - now).rounded(.down)),
+        return presenter.hitResponses.response(
+            for: held.serial, second: second, age: second - held.fetchedSecond,
+            ttl: Int((held.freshUntil - now).rounded(.down)),
             gzip: false, variant: base
         ) { present(held, outcome: .hit, link: link(), to: request, at: now) }
     }

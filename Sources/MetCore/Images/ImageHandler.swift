@@ -18,6 +18,8 @@ final class ImageHandler: Sendable {
     private let time: any TimeSource
     /// `--client-queue`, for a 429's detail.
     private let clientLimit: Int
+    /// The plain hits' shared responses: the pictures hit lately.
+    private let hitResponses = HitResponseTable(sets: 256)
 
     init(engine: ImageEngine, time: any TimeSource, clientLimit: Int) {
         self.engine = engine
@@ -35,8 +37,8 @@ final class ImageHandler: Sendable {
                 // A plain hit: made once a second, then shared. A file body opens its file as each
                 // copy is sent, so the shared response holds no descriptor.
                 let second = Int(now.rounded(.down))
-                response = held.hitResponses.response(
-                    second: second, age: second - held.fetchedSecond,
+                response = hitResponses.response(
+                    for: held.serial, second: second, age: second - held.fetchedSecond,
                     ttl: Int((held.freshUntil - now).rounded(.down)), gzip: false
                 ) { Self.present(held, outcome: .hit, to: request.request, at: now, engine: engine) }
             } else {

@@ -48,14 +48,15 @@ extension CacheEntry {
             let revalidateUntil = reader.double(), let etag = reader.string(),
             let gzippedETag = reader.optional({ $0.string() }), let message = reader.optional({ $0.string() }),
             let body = reader.blob(), let gzipped = reader.optional({ $0.blob() }),
-            let details = EntryDetails.read(from: &reader), reader.isAtEnd
+            let details = EntryDetails.read(from: &reader), reader.isAtEnd,
+            gzippedETag == gzipped.map({ _ in Self.gzippedETag(of: etag) })
         else { return nil }
         if case .object(let summary) = details {
             guard kind == .object, key == MetResource.object(id: summary.objectID).cacheKey else { return nil }
         }
         self.init(
-            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, gzippedETag: gzippedETag,
-            message: message, details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,
+            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, message: message,
+            details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,
             revalidateUntil: revalidateUntil)
     }
 }

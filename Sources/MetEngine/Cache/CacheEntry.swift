@@ -17,8 +17,10 @@ public final class CacheEntry: Sendable {
     /// `body` gzip-compressed, when it is worth it (a 200 of at least `Self.gzipThreshold` bytes
     /// that shrinks), made once when the entry is stored so a hit never compresses.
     public let gzipped: [UInt8]?
-    /// Strong entity tag of the gzip representation (a different tag, as RFC 9110 requires).
-    public let gzippedETag: String?
+    /// Strong entity tag of the gzip representation (a different tag, as RFC 9110 requires):
+    /// `etag` with `-gzip` inside the quotes. Made when asked for (once a second for a shared hit
+    /// response), not kept: a kept one cost every entry 80 bytes.
+    public var gzippedETag: String? { gzipped == nil ? nil : Self.gzippedETag(of: etag) }
     /// For a negative entry, the Met's 404 message, read once when stored.
     public let message: String?
     /// What was read from the body when it was stored (an object's summary, an ID list).
@@ -39,9 +41,10 @@ public final class CacheEntry: Sendable {
     /// After freshness, served at once while a background request refreshes it, until this time.
     public let revalidateUntil: Double
 
-    /// The responses to plain hits on this entry, made once a second and shared (see
-    /// `Presenter.hit`); any thread.
-    package let hitResponses = Locked(HitResponses())
+    /// A number no other entry of this process has (from 1 up): what is kept for this very entry
+    /// elsewhere is found by it (`HitResponseTable`), which its address, reused once it is freed,
+    /// could not do.
+    package let serial = HitResponseTable.nextSerial()
 
     /// Whether the memory tier holds this very entry: set when `LRUStore` stores it, cleared when
     /// it removes it (replaced, evicted), under the cache's lock; read from any thread without it.
@@ -74,7 +77,7 @@ public final class CacheEntry: Sendable {
         let freshUntil = storedAt + policy.lifetime(of: kind, status: status)
         self.init(
             key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped,
-            gzippedETag: gzipped.map { _ in String(etag.dropLast()) + "-gzip\"" }, message: message, details: details,
+            message: message, details: details,
             storedAt: storedAt, freshUntil: freshUntil, staleUntil: freshUntil + policy.staleIfError,
             revalidateUntil: freshUntil + policy.staleWhileRevalidate)
     }
@@ -82,7 +85,7 @@ public final class CacheEntry: Sendable {
     /// Every member as given: for entries restored from a record (see `init(record:key:)`).
     package init(
         key: String, kind: ResourceKind, status: Int, body: [UInt8], etag: String, gzipped: [UInt8]?,
-        gzippedETag: String?, message: String?, details: EntryDetails, storedAt: Double, freshUntil: Double,
+        message: String?, details: EntryDetails, storedAt: Double, freshUntil: Double,
         staleUntil: Double, revalidateUntil: Double
     ) {
         self.key = key
@@ -91,7 +94,6 @@ public final class CacheEntry: Sendable {
         self.body = body
         self.etag = etag
         self.gzipped = gzipped
-        self.gzippedETag = gzippedETag
         self.message = message
         self.details = details
         self.storedAt = storedAt
@@ -104,10 +106,13 @@ public final class CacheEntry: Sendable {
     /// were): what `metadataDate` sync stores for a record the Met changed.
     package func expired(at time: Double) -> CacheEntry {
         CacheEntry(
-            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, gzippedETag: gzippedETag,
-            message: message, details: details, storedAt: storedAt, freshUntil: time,
+            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, message: message,
+            details: details, storedAt: storedAt, freshUntil: time,
             staleUntil: time + (staleUntil - freshUntil), revalidateUntil: time + (revalidateUntil - freshUntil))
     }
+
+    /// The entity tag of the gzip form of a body whose tag is `etag`.
+    package static func gzippedETag(of etag: String) -> String { String(etag.dropLast()) + "-gzip\"" }
 
     /// Whether the entry can be served without asking the upstream at `time`.
     public func isFresh(at time: Double) -> Bool { time < freshUntil }
@@ -123,62 +128,23 @@ public final class CacheEntry: Sendable {
         return time < revalidateUntil ? .revalidating : nil
     }
 
-    /// Bytes this entry is charged against the memory tier's bound: both bodies, key and a fixed
-    /// overhead for the struct, ETag and LRU bookkeeping.
-    public var cost: Int { body.count + (gzipped?.count ?? 0) + key.utf8.count + details.cost + 160 }
-}
-
-/// The hit responses of one entry (or render) for one second of the clock, of the age and of
-/// the remaining freshness, and for one variant of the request (see `response`).
-package struct HitResponses {
-    /// `floor(now)`, for `Date`.
-    package var second = Int.min
-    /// `floor(now) - floor(storedAt)`, for `Age`.
-    package var age = Int.min
-    /// Whole seconds of freshness left, for `max-age` and `Cache-Status`.
-    package var ttl = Int.min
-    /// What else the kept responses depend on, as the route says it (empty for most).
-    package var variant = ""
-    package var identity: Response?
-    package var gzipped: Response?
-
-    /// None kept yet.
-    package init() {}
-
-    init(second: Int, age: Int, ttl: Int, variant: String) {
-        self.second = second
-        self.age = age
-        self.ttl = ttl
-        self.variant = variant
+    /// Bytes this entry is charged against the memory tier's bound: what it takes from the
+    /// allocator, so that the bound bounds the process (measured with the memory tier full of
+    /// records: within 10 % of the growth of the process's anonymous memory). The bodies, key,
+    /// ETag and details (`EntryDetails.cost`), and `overhead` for the rest.
+    public var cost: Int {
+        body.count + (gzipped.map { $0.count + Self.heapBlock } ?? 0) + key.utf8.count + etag.utf8.count + details.cost
+            + Self.overhead
     }
 
-    /// Whether the kept responses are for this second, age, freshness and variant.
-    func holds(second: Int, age: Int, ttl: Int, variant: String) -> Bool {
-        self.second == second && self.age == age && self.ttl == ttl && self.variant == variant
-    }
-}
-
-extension Locked where Value == HitResponses {
-    /// The response kept for `second`, `age`, `ttl` and `variant` (its gzip form when `gzip`), or
-    /// the one `make` makes, then kept (any thread). `variant` names whatever else of the request
-    /// the response shows (a IIIF answer's base URI, which its link holds with the request's host): a
-    /// request of another variant makes its own and replaces the kept one.
-    package func response(
-        second: Int, age: Int, ttl: Int, gzip: Bool, variant: String = "", make: () -> Response
-    ) -> Response {
-        let kept = withLock { responses -> Response? in
-            guard responses.holds(second: second, age: age, ttl: ttl, variant: variant) else { return nil }
-            return gzip ? responses.gzipped : responses.identity
-        }
-        if let kept { return kept }
-        var response = make()
-        response.shared = SharedResponse()
-        withLock { responses in
-            if !responses.holds(second: second, age: age, ttl: ttl, variant: variant) {
-                responses = HitResponses(second: second, age: age, ttl: ttl, variant: variant)
-            }
-            if gzip { responses.gzipped = response } else { responses.identity = response }
-        }
-        return response
-    }
+    /// What an entry costs beyond its contents' bytes: the object (`ObjectSummary` inline; 344
+    /// bytes from malloc today, a test holds it to `objectBytes`), the memory tier's node and
+    /// index slot with their arrays' growth (128), and the heap blocks' own headers of the body,
+    /// key and ETag.
+    package static let overhead = objectBytes + 128 + 3 * heapBlock
+    /// What the entry object may take from malloc.
+    package static let objectBytes = 352
+    /// What a Swift array's or string's heap block takes beyond its contents: its object header
+    /// (32 bytes), malloc's chunk header (8) and rounding up to 16 (8 on average).
+    package static let heapBlock = 48
 }

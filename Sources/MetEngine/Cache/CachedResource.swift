@@ -71,7 +71,7 @@ extension ImageResource: CachedResource {
         let freshUntil = storedAt + lifetime
         return CacheEntry(
             key: key, kind: .image, status: status, body: body, etag: ETag.strong(for: body), gzipped: nil,
-            gzippedETag: nil, message: nil, details: details, storedAt: storedAt, freshUntil: freshUntil,
+            message: nil, details: details, storedAt: storedAt, freshUntil: freshUntil,
             staleUntil: freshUntil + policy.staleIfError, revalidateUntil: freshUntil + policy.staleWhileRevalidate)
     }
 }

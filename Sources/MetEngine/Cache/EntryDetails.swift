@@ -28,7 +28,7 @@ public enum EntryDetails: Sendable, Equatable {
         switch self {
         case .none: 0
         case .object(let summary): summary.cost
-        case .ids(let list): list.ids.count * MemoryLayout<Int>.stride
+        case .ids(let list): list.ids.count * MemoryLayout<Int>.stride + CacheEntry.heapBlock
         case .image(let image): image.cost
         }
     }
@@ -101,9 +101,14 @@ public struct ObjectSummary: Sendable, Equatable {
         !(primaryImageSmall ?? "").isEmpty || !(primaryImage ?? "").isEmpty
     }
 
+    /// What its strings take from the allocator (the rest is inline in the entry, and charged
+    /// with it): those over 15 UTF-8 bytes, which Swift keeps inline, are heap blocks.
     package var cost: Int {
         [title, artistDisplayName, objectDate, medium, creditLine, primaryImage, primaryImageSmall, objectURL]
-            .reduce(96) { $0 + ($1?.utf8.count ?? 0) }
+            .reduce(0) { total, text in
+                guard let count = text?.utf8.count, count > 15 else { return total }
+                return total + count + CacheEntry.heapBlock
+            }
     }
 
     private static let names = [
