@@ -1,5 +1,6 @@
 import CLibevent
 import Foundation
+import Synchronization
 
 /// One libevent event base run on a named thread of its own: the one loop type under the HTTP
 /// loops, the upstream's curl loop and the Redis link.
@@ -24,6 +25,8 @@ public final class EventLoop: @unchecked Sendable {
     private let jobs = JobQueue()
     private var wakeEvent: OpaquePointer?
     private let ended = DispatchSemaphore(value: 0)
+    /// The loop thread's `pthread_self()`, once it runs; 0 before.
+    private let thread = Atomic<UInt>(0)
 
     /// Makes the base; the thread starts with `start()`.
     ///
@@ -54,12 +57,16 @@ public final class EventLoop: @unchecked Sendable {
     /// Starts the loop's thread, which holds `owner` until the loop stops. Once; any thread.
     public func start(holding owner: (AnyObject & Sendable)? = nil) {
         let thread = Thread { [self] in
+            self.thread.store(UInt(pthread_self()), ordering: .relaxed)
             withExtendedLifetime(owner) { _ = event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY) }
             ended.signal()
         }
         thread.name = name
         thread.start()
     }
+
+    /// Whether the calling thread is this loop's (false before it starts). Any thread.
+    public var isCurrent: Bool { thread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
     /// Runs `job` on the loop's thread, after the jobs posted before it. Any thread; only the first
     /// job after a drain pays for the wake-up. Returns false, dropping `job`, once `stop()` ran.

@@ -76,9 +76,9 @@ public final class DiskCache: PersistentTier {
 
     public func entry(for key: String) -> CacheEntry? { read(key, countingMisses: true) }
 
-    public func entryAtOnce(for key: String) -> CacheEntry? {
+    public func entryAtOnce(for key: String) -> AtOnceRead {
         guard DispatchTime.now().uptimeNanoseconds >= loopReadsPausedUntil.load(ordering: .relaxed) else {
-            return nil
+            return .declined
         }
         let before = Self.blocksRead()
         let entry = read(key, countingMisses: false)
@@ -86,7 +86,7 @@ public final class DiskCache: PersistentTier {
             loopReadsPausedUntil.store(DispatchTime.now().uptimeNanoseconds + Self.coldPause, ordering: .relaxed)
             logger.debug("\(path): reading \(key) waited for the disk; reading in tasks for a second")
         }
-        return entry
+        return entry.map(AtOnceRead.found) ?? .absent
     }
 
     /// The blocks the calling thread has read from a device (`ru_inblock`): a read that the page

@@ -68,6 +68,10 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.loops.append(loop) }
     }
 
+    /// The event loops that serve requests, once started: for the parts of the core that answer on
+    /// them (the Redis tier's links of each loop).
+    public var eventLoops: [EventLoop] { state.withLock { $0.loops.map(\.eventLoop) } }
+
     /// Stops accepting, lets in-flight requests finish for up to `gracePeriod` seconds, answers
     /// any still pending with 503 `shutting_down`, then closes every connection and ends the loops.
     /// Blocks until the loop threads have exited.

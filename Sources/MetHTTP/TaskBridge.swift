@@ -3,8 +3,8 @@ import HTTPWire
 import MetEngine
 
 /// The bridge from one loop into Swift concurrency: a request the core could not answer on the
-/// loop goes on in a task that holds only an ID; the connection never leaves the loop's thread,
-/// and the response comes back through the loop's job queue to `finish`.
+/// loop goes on in a task (or in a reply's handler) that holds only an ID; the connection never
+/// leaves the loop's thread, and the response comes back through the loop's job queue to `finish`.
 ///
 /// Loop thread only (the tasks touch nothing but the loop's `execute`).
 final class TaskBridge: @unchecked Sendable {
@@ -21,6 +21,8 @@ final class TaskBridge: @unchecked Sendable {
     private let loop: EventLoop
     private var pending: [UInt64: Exchange] = [:]
     private var nextID: UInt64 = 0
+    /// The exchange whose wait is being begun (`suspend`), while it is.
+    private var starting: UInt64?
     /// Given each exchange with its response, on the loop thread, once.
     private let finish: (Exchange, Response) -> Void
 
@@ -29,19 +31,49 @@ final class TaskBridge: @unchecked Sendable {
         self.finish = finish
     }
 
-    /// Runs the rest of a request in a task; returns the exchange's ID.
+    /// Runs the rest of a request: in a task, or, for a suspension that awaits a reply, from the
+    /// reply's handler (then in a task only if the reply did not do). Returns the exchange's ID.
     func suspend(_ suspension: Suspension, connection: HTTPConnection, head: RequestHead, started: RequestStart)
         -> UInt64
     {
         nextID &+= 1
         let id = nextID
-        var exchange = Exchange(connection: connection, head: head, started: started)
-        exchange.task = Task {
+        // Before the wait begins: its handler may be told at once.
+        pending[id] = Exchange(connection: connection, head: head, started: started)
+        guard let start = suspension.start else {
+            run(suspension, id)
+            return id
+        }
+        starting = id
+        start { answer in
+            // On this loop after the wait began (a reply read here): at once. During `start`
+            // (before the caller has the ID) or on another thread: through the job queue.
+            if self.loop.isCurrent, self.starting != id {
+                self.resume(id, answer)
+            } else {
+                self.loop.execute { self.resume(id, answer) }
+            }
+        }
+        starting = nil
+        return id
+    }
+
+    /// Runs `suspension` for exchange `id` in a task.
+    private func run(_ suspension: Suspension, _ id: UInt64) {
+        let task = Task {
             let response = await suspension.response()
             self.loop.execute { self.complete(id, with: response) }
         }
-        pending[id] = exchange
-        return id
+        pending[id]?.task = task
+        if pending[id]?.clientGone == true { task.cancel() }
+    }
+
+    /// What the reply that exchange `id` awaited came to: its response, or the rest in a task.
+    private func resume(_ id: UInt64, _ answer: Answer) {
+        switch answer {
+        case .ready(let response): complete(id, with: response)
+        case .suspended(let rest): if pending[id] != nil { run(rest, id) }
+        }
     }
 
     private func complete(_ id: UInt64, with response: Response) {

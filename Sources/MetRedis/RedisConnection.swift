@@ -14,12 +14,20 @@ protocol RedisConnection: AnyObject, Sendable {
     /// channel, `onReady` each time the connection becomes ready (at first and after each loss).
     func start(onMessage: @escaping @Sendable ([UInt8]) -> Void, onReady: @escaping @Sendable () -> Void)
 
-    /// Sends `arguments` as one command and returns its answer; nil when there was none in time.
-    func call(_ arguments: [[UInt8]]) async -> RedisReply?
+    /// Sends `arguments` as one command and tells `then` its answer, once, on the connection's
+    /// thread: nil when there was none in time (a reply that arrives later is dropped).
+    func call(_ arguments: [[UInt8]], then: @escaping @Sendable (RedisReply?) -> Void)
 
     /// Sends `arguments` without waiting for the answer (a store, a release, a notice).
     func send(_ arguments: [[UInt8]])
 
     /// Runs `job` on the connection's thread after `seconds`.
     func after(_ seconds: Double, _ job: @escaping @Sendable () -> Void)
+}
+
+extension RedisConnection {
+    /// `call(_:then:)`, awaited.
+    func call(_ arguments: [[UInt8]]) async -> RedisReply? {
+        await withCheckedContinuation { continuation in call(arguments) { continuation.resume(returning: $0) } }
+    }
 }

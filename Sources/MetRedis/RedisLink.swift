@@ -6,10 +6,12 @@ import MetEngine
 
 /// Two connections to one Redis, driven by hiredis's async API on a libevent loop of their own
 /// (`hiredis/adapters/libevent.h`), on a thread of its own: one for commands, one subscribed to the
-/// group's channel. No loop thread and no request task ever blocks on Redis.
+/// group's channel. No loop thread and no request task ever blocks on Redis. A link made on an
+/// HTTP loop instead (`init(settings:logger:on:)`, without a channel) has the command connection
+/// only, and answers that loop's calls where they are made, with no thread between.
 ///
-/// Every hiredis and libevent call happens on that thread; other threads post jobs (`call`,
-/// `send`, `after`). A call gets its answer, or nil when the link is not ready, the connection
+/// Every hiredis and libevent call happens on the link's loop thread (the "Redis thread" below);
+/// other threads post jobs (`call`, `send`, `after`). A call gets its answer, or nil when the link is not ready, the connection
 /// breaks, or no answer came within `timeout` seconds. A call that times out drops both
 /// connections: a Redis that is slow once is treated as down until it answers again, so that no
 /// later request waits on it. The link reconnects by itself with back-off (0.1 s doubling to 5 s,
@@ -23,18 +25,23 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
         var address: RedisAddress
         /// Seconds one call may wait for its answer.
         var timeout: Double
-        /// The pub/sub channel the subscriber listens to.
-        var channel: String
+        /// The pub/sub channel the subscriber listens to; nil for a link without a subscriber.
+        var channel: String?
         /// What the log says the server does while Redis is down (appended to the notice).
         var downNotice: String
         /// The most bytes of one reply either connection takes: a connection holding more of a reply
         /// unread is dropped (`chiredis_attach`), and made again like any lost one.
         var replyLimit: Int
+        /// Whether the link logs its losses and reconnections as warnings and notices; a link of
+        /// an HTTP loop, which the group's own link speaks for, logs them at debug level.
+        var announces = true
     }
 
     let settings: Settings
     private let logger: Logger
     let loop: EventLoop
+    /// Whether `loop` is the link's own, started by `start`.
+    private let ownsLoop: Bool
     /// The oldest call's deadline, the `PING` interval, the reconnect's back-off. Set once in `init`.
     private var timeoutTimer: LoopTimer!
     private var pingTimer: LoopTimer!
@@ -73,12 +80,15 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
     /// Seconds the link must stay ready before a loss starts the back-off from the beginning.
     static let stableSeconds = 5.0
 
-    init(settings: Settings, logger: Logger) throws(RedisError) {
+    /// A link on `loop` (an HTTP loop, which runs already: call from its thread), or on a loop of
+    /// its own when nil.
+    init(settings: Settings, logger: Logger, on loop: EventLoop? = nil) throws(RedisError) {
         do {
-            loop = try EventLoop(name: "redis")
+            self.loop = try loop ?? EventLoop(name: "redis")
         } catch {
             throw RedisError("setting up the Redis loop failed: \(error)")
         }
+        ownsLoop = loop == nil
         self.settings = settings
         self.logger = logger
         figures = Locked(
@@ -86,15 +96,16 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
                 location: settings.address.description, connected: false, roundTrip: nil, unavailable: 0,
                 disconnects: 0, lastError: "not connected yet"))
         do {
-            timeoutTimer = try LoopTimer(on: loop) { [unowned self] in checkTimeouts() }
-            pingTimer = try LoopTimer(on: loop, repeating: true) { [unowned self] in ping() }
-            reconnectTimer = try LoopTimer(on: loop) { [unowned self] in connect() }
+            timeoutTimer = try LoopTimer(on: self.loop) { [unowned self] in checkTimeouts() }
+            pingTimer = try LoopTimer(on: self.loop, repeating: true) { [unowned self] in ping() }
+            reconnectTimer = try LoopTimer(on: self.loop) { [unowned self] in connect() }
         } catch {
             throw RedisError("setting up the Redis loop failed: \(error)")
         }
     }
 
-    /// Starts the thread, which connects at once and runs for the life of the process.
+    /// Starts the thread (of a link with a loop of its own), which connects at once and runs for
+    /// the life of the process; a link on another loop connects on it, and lives as long as it.
     func start(onMessage: @escaping @Sendable ([UInt8]) -> Void, onReady: @escaping @Sendable () -> Void) {
         // Before the thread starts, which then reads them alone.
         self.onMessage = onMessage
@@ -103,18 +114,22 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
             pingTimer.arm(after: Self.pingInterval)
             connect()
         }
-        loop.start(holding: self)
+        if ownsLoop { loop.start(holding: self) }
     }
 
     var status: SharedTierStatus { figures.withLock { $0 } }
 
-    func call(_ arguments: [[UInt8]]) async -> RedisReply? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<RedisReply?, Never>) in
-            loop.execute { [self] in
-                send(arguments, limit: settings.timeout, whileConnecting: false) { continuation.resume(returning: $0) }
+    func call(_ arguments: [[UInt8]], then: @escaping @Sendable (RedisReply?) -> Void) {
+        guard loop.isCurrent else {
+            loop.execute { [self] in send(arguments, limit: settings.timeout, whileConnecting: false, completion: then)
             }
+            return
         }
+        send(arguments, limit: settings.timeout, whileConnecting: false, completion: then)
     }
+
+    /// Whether the link is ready: only on its loop's thread (`loop.isCurrent`), where `ready` lives.
+    var isReadyHere: Bool { loop.isCurrent && ready }
 
     func send(_ arguments: [[UInt8]]) {
         loop.execute { [self] in send(arguments, limit: settings.timeout, whileConnecting: false, completion: nil) }
@@ -224,13 +239,17 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
         // A failure to open either loses the link, which lets go of the other.
         guard let commands = context(for: endpoint) else { return }
         self.commands = commands
-        guard let subscriber = context(for: endpoint) else { return }
-        self.subscriber = subscriber
+        var subscriber: UnsafeMutablePointer<redisAsyncContext>?
+        if settings.channel != nil {
+            guard let made = context(for: endpoint) else { return }
+            subscriber = made
+            self.subscriber = made
+        }
         let setUpLimit = max(settings.timeout, 1)
         if let password = address.password {
             let auth = [Array("AUTH".utf8)] + (address.user.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)]
             send(auth, limit: setUpLimit, whileConnecting: true) { [self] in expectOK($0, "AUTH") }
-            _ = RedisCommand.send(subscriber, auth, callback: nil, privdata: nil)
+            if let subscriber { _ = RedisCommand.send(subscriber, auth, callback: nil, privdata: nil) }
         }
         if address.database != 0 {
             send(
@@ -244,9 +263,10 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
             pingRoundTrip = Self.monotonic() - started
             becomeReadyWhenSet()
         }
-        _ = RedisCommand.send(
-            subscriber, [Array("SUBSCRIBE".utf8), Array(settings.channel.utf8)], callback: Self.published,
-            privdata: nil)
+        if let subscriber, let channel = settings.channel {
+            _ = RedisCommand.send(
+                subscriber, [Array("SUBSCRIBE".utf8), Array(channel.utf8)], callback: Self.published, privdata: nil)
+        }
     }
 
     /// hiredis is freeing `context` itself: the link lets go of it, and loses the other one.
@@ -276,9 +296,11 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
         becomeReadyWhenSet()
     }
 
-    /// Ready once both set-ups are done: `PING` answered, subscription confirmed.
+    /// Ready once both set-ups are done: `PING` answered, subscription confirmed (when there is one).
     private func becomeReadyWhenSet() {
-        guard !ready, subscribed, let roundTrip = pingRoundTrip, commands != nil else { return }
+        guard !ready, subscribed || settings.channel == nil, let roundTrip = pingRoundTrip, commands != nil else {
+            return
+        }
         ready = true
         readySince = Self.monotonic()
         let wasLost = lossLogged
@@ -288,7 +310,8 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
             $0.roundTrip = roundTrip
             $0.lastError = nil
         }
-        logger.info("redis: \(wasLost ? "reconnected to" : "connected to") \(settings.address)")
+        let change = "redis: \(wasLost ? "reconnected to" : "connected to") \(settings.address)"
+        if settings.announces { logger.info(change) } else { logger.debug(change) }
         onReady?()
     }
 
@@ -306,7 +329,8 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
         }
         if !lossLogged {
             lossLogged = true
-            logger.warning("redis \(settings.address): \(reason); \(settings.downNotice)")
+            let loss = "redis \(settings.address): \(reason); \(settings.downNotice)"
+            if settings.announces { logger.warning(loss) } else { logger.debug(loss) }
         }
         pending = []
         head = 0
@@ -327,7 +351,9 @@ final class RedisLink: RedisConnection, @unchecked Sendable {
     /// The ping event: measures the round trip (and, through the timeout, notices a stuck Redis);
     /// drops an attempt whose subscription was not confirmed within the set-up limit.
     private func ping() {
-        if !ready, commands != nil, !subscribed, Self.monotonic() - attemptStarted > max(settings.timeout, 1) {
+        if !ready, commands != nil, settings.channel != nil, !subscribed,
+            Self.monotonic() - attemptStarted > max(settings.timeout, 1)
+        {
             return lose("the subscription was not confirmed")
         }
         guard ready else { return }

@@ -1,3 +1,4 @@
+import EventLoops
 import Foundation
 import MetEngine
 
@@ -73,6 +74,8 @@ public final class RedisTier: SharedTier {
     private let budgets = Locked<Set<String>>([""])
     /// Records and notices refused since start-up.
     private let refusals = Locked(0)
+    /// The HTTP loops' own links (`attach(to:)`), each answering the lookups made on its loop.
+    private let loopLinks = Locked<[RedisLink]>([])
 
     /// Connects in the background: until Redis answers, every call is `unavailable`.
     ///
@@ -119,6 +122,29 @@ public final class RedisTier: SharedTier {
         )
     }
 
+    /// Gives each of `loops` (the HTTP loops, running) a command connection of its own, so that a
+    /// lookup made on a loop (`entrySoon`) is sent, answered and restored there, with no thread
+    /// between: one round trip. Any thread; each link is made on its loop and connects in the
+    /// background, and until it is ready its loop's lookups go through the tier's own link. Its
+    /// losses are logged at debug level: the tier's own link speaks for the group's Redis.
+    public func attach(to loops: [EventLoop]) {
+        guard let main = link as? RedisLink else { return }
+        var settings = main.settings
+        settings.channel = nil
+        settings.announces = false
+        for loop in loops {
+            loop.execute { [self, settings] in
+                do {
+                    let loopLink = try RedisLink(settings: settings, logger: logger, on: loop)
+                    loopLink.start(onMessage: { _ in }, onReady: {})
+                    loopLinks.withLock { $0.append(loopLink) }
+                } catch {
+                    logger.warning("redis: no connection of its own for \(loop.name) (\(error)); the tier's serves it")
+                }
+            }
+        }
+    }
+
     public var status: SharedTierStatus {
         var status = link.status
         status.signed = seal != nil
@@ -131,7 +157,20 @@ public final class RedisTier: SharedTier {
     }
 
     public func entry(for key: String) async -> SharedLookup {
-        switch await link.call([Self.get, entryKey(key)]) {
+        lookup(await link.call([Self.get, entryKey(key)]), of: key)
+    }
+
+    /// Through the calling loop's own link when it has a ready one (`attach(to:)`), else the
+    /// tier's. The entry is restored (checksum, signature, summary) where the reply arrives.
+    public func entrySoon(for key: String, then: @escaping @Sendable (SharedLookup) -> Void) {
+        let own = loopLinks.withLock { links in links.first { $0.loop.isCurrent } }
+        let through: any RedisConnection = own.flatMap { $0.isReadyHere ? $0 : nil } ?? link
+        through.call([Self.get, entryKey(key)]) { [self] reply in then(lookup(reply, of: key)) }
+    }
+
+    /// What `GET`'s `reply` says of `key`'s entry.
+    private func lookup(_ reply: RedisReply?, of key: String) -> SharedLookup {
+        switch reply {
         case .string(let stored):
             // Forged, damaged, another key's, or another version's record (a rolling upgrade): a
             // miss, which the fetch that follows overwrites. Not removed: an instance of the other

@@ -188,6 +188,8 @@ do {
         Data("themet: cannot listen on \(configuration.http.host):\(configuration.http.port): \(error)\n".utf8))
     exit(69)
 }
+// A Redis hit is then read and answered on the loop that asked (one round trip, no thread between).
+shared?.attach(to: server.eventLoops)
 logger.info(
     "themet \(MetService.version): \(configuration.http.loops) loop(s), upstream \(upstream.location), "
         + "data in \(configuration.cache.dataDirectory)")

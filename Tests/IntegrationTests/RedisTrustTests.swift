@@ -87,6 +87,37 @@ struct RedisTrustTests {
         #expect(try await Self.locks(group, client).isEmpty)
     }
 
+    /// A Redis hit is answered from the reply on the instance's loop, without a task. A Redis that
+    /// stops answering holds such a request no longer than the Redis timeout: the call is given
+    /// up (its reply, if Redis ever sends it, is dropped with the connection), the request goes on
+    /// in a task, finds the tier unavailable and fetches by itself; and once Redis is back, the
+    /// instance answers from its own memory and from the group as before.
+    @Test func aRedisThatStopsAnsweringHoldsARequestNoLongerThanItsTimeout() async throws {
+        let redis = try await RedisServer.own()
+        let group = try await InstanceGroup.start(
+            2, redis: redis, fake: ["--synthetic", "1000"],
+            themet: MultiInstanceTests.unpaced + ["--redis-timeout", "300ms"])
+        for id in [1, 2, 3] { #expect(try await group.get(0, "/objects/\(id)").status == 200) }
+        #expect(try await group.get(1, "/objects/1").header("Cache-Status")?.hasSuffix("detail=redis") == true)
+
+        redis.pause()
+        let started = Date()
+        let alone = try await group.get(1, "/objects/2")
+        let waited = Date().timeIntervalSince(started)
+        redis.resume()
+        #expect(alone.status == 200)
+        #expect(alone.header("Cache-Status") == "TheMet; fwd=uri-miss; stored")
+        // The timeout, then a fetch: far less than the 60 s a hung call would take.
+        #expect(waited < 5, "waited \(waited) s")
+
+        try await group.waitUntilConnected()
+        #expect(try await group.get(1, "/objects/2").header("Cache-Status")?.hasPrefix("TheMet; hit") == true)
+        #expect(try await group.get(1, "/objects/3").header("Cache-Status")?.hasSuffix("detail=redis") == true)
+        let stats = try await group.upstreamStats()
+        #expect(stats.paths[MultiInstanceTests.objectPath(2)] == 2)
+        #expect(stats.paths[MultiInstanceTests.objectPath(3)] == 1)
+    }
+
     /// A block is told as the seconds it lasts, counted from each receiver's own clock, and no
     /// notice blocks longer than the longest cool-down (15 minutes); the earlier notice, a time on
     /// the sender's clock (two hours ahead here), is not read at all.

@@ -21,7 +21,10 @@ final class RecordingTier: PersistentTier {
         return rows.withLock { $0[key] }.flatMap { CacheEntry(record: $0, key: key) }
     }
 
-    func entryAtOnce(for key: String) -> CacheEntry? { atOnce ? entry(for: key) : nil }
+    func entryAtOnce(for key: String) -> AtOnceRead {
+        guard atOnce else { return .declined }
+        return entry(for: key).map(AtOnceRead.found) ?? .absent
+    }
 
     func store(_ entry: CacheEntry) { rows.withLock { $0[entry.key] = entry.record } }
 

@@ -43,8 +43,12 @@ struct SharedTierTests {
         let upstream = FakeUpstream()
         let second = group.instance(upstream)
         group.time.advance(by: 30)
-        #expect(second.getImmediately("/objects/1") == nil)  // the shared tier is never asked on the loop
+        // Suspended: the shared tier is asked once the suspension begins, without a task.
+        #expect(second.getImmediately("/objects/1") == nil)
+        let before = group.group.lookups
         let shared = await second.get("/objects/1")
+        #expect(group.group.lookups.withoutTask == before.withoutTask + 1)
+        #expect(group.group.lookups.inTasks == before.inTasks)
         #expect(shared.status == 200)
         #expect(shared.body == fetched.body)
         #expect(shared.headers["ETag"] == fetched.headers["ETag"])
@@ -54,6 +58,54 @@ struct SharedTierTests {
         // Now the instance's own memory holds it.
         #expect(second.getImmediately("/objects/1")?.cacheOutcome == .hit)
         #expect(second.service.engine.cache.statistics.sharedHits == 1)
+    }
+
+    /// The one lookup without a task is for an entry the shared tier holds fresh; anything else
+    /// (none, an expired one, the tier down) sends the request to a task, which asks again and
+    /// goes on as before: a fetch, stale-if-error, or the instance alone.
+    @Test func whatTheSharedTierHasNotFreshIsResolvedInATask() async throws {
+        let group = Group()
+        let upstream = Self.record(1)
+        let instance = group.instance(upstream)
+        var before = group.group.lookups
+        #expect(await instance.get("/objects/1").cacheOutcome == .miss)
+        #expect(group.group.lookups.withoutTask == before.withoutTask + 1)
+        #expect(group.group.lookups.inTasks > before.inTasks)
+        #expect(upstream.calls.count == 1)
+
+        // Expired everywhere: the group's copy is not a hit; the task refreshes it.
+        group.time.advance(by: 150)
+        let other = group.instance(upstream)
+        before = group.group.lookups
+        #expect(await other.get("/objects/1").cacheOutcome == .miss)
+        #expect(group.group.lookups.withoutTask == before.withoutTask + 1)
+        #expect(group.group.lookups.inTasks > before.inTasks)
+        #expect(upstream.calls.count == 2)
+
+        // The tier down: asked, unavailable, and the instance fetches by itself.
+        group.group.isAvailable = false
+        let alone = group.instance(Self.record(2))
+        #expect(await alone.get("/objects/2").cacheOutcome == .miss)
+    }
+
+    /// A need that lacks more than one entry (a search page's objects) goes to a task whole: the
+    /// shared tier is not asked entry by entry from the loop. The page's ID list, one entry, is.
+    @Test func aNeedOfSeveralMissingEntriesIsResolvedInATask() async throws {
+        let group = Group()
+        let upstream = FakeUpstream()
+        upstream.answer(SearchSample.v1(), with: SearchSample.ids([1, 2]))
+        SearchSample.answerObjects([1, 2], on: upstream)
+        let first = group.instance(upstream)
+        #expect(await first.get("/search?q=cypress").status == 200)
+        let calls = upstream.calls.count
+
+        let before = group.group.lookups
+        let second = group.instance(upstream)
+        let page = await second.get("/search?q=cypress")
+        #expect(page.status == 200)
+        #expect(upstream.calls.count == calls)
+        #expect(group.group.lookups.withoutTask == before.withoutTask + 1)
+        #expect(group.group.lookups.inTasks == before.inTasks + 2)
     }
 
     /// `/objects/1` on two instances of one group: the leader's upstream (answering from

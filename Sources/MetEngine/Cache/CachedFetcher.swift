@@ -79,12 +79,33 @@ package final class CachedFetcher<Resource: CachedResource>: Sendable {
         return await resolve(resource, cached: cache.entry(for: resource.cacheKey), claim: claim, onPlaced: nil)
     }
 
-    package func resolveAtOnce(_ resource: Resource, at now: Double) -> Resolution? {
-        guard let kept = disk?.entryAtOnce(for: resource.cacheKey), kept.isFresh(at: now) else { return nil }
-        metrics.countLookup(.disk, .hit)
-        cache.admit(kept)
-        cache.count(.diskHit)
-        return .entry(kept, .diskHit)
+    package func resolveAtOnce(_ resource: Resource, at now: Double) -> AtOnceResolution {
+        switch disk?.entryAtOnce(for: resource.cacheKey) {
+        case .found(let kept) where kept.isFresh(at: now):
+            metrics.countLookup(.disk, .hit)
+            cache.admit(kept)
+            cache.count(.diskHit)
+            return .resolved(.entry(kept, .diskHit))
+        case .declined: return .declined
+        case .found, .absent, nil: return shared == nil ? .declined : .askShared
+        }
+    }
+
+    package func resolveShared(_ resource: Resource, then: @escaping @Sendable (Resolution?) -> Void) -> Bool {
+        guard let shared else { return false }
+        let key = resource.cacheKey
+        shared.entrySoon(for: key) { [self] lookup in
+            let now = time.now()
+            guard case .found(let entry) = lookup, entry.isFresh(at: now) else { return then(nil) }
+            // The persistent tier's read on the loop found nothing fresh, and was not counted.
+            if disk != nil { metrics.countLookup(.disk, .miss) }
+            metrics.countLookup(.redis, .hit)
+            keepLocally(entry)
+            cache.count(.sharedHit)
+            logger.debug("cache \(key): sharedHit, without a task")
+            then(.entry(entry, .sharedHit))
+        }
+        return true
     }
 
     package func resolve(

@@ -11,11 +11,11 @@ public protocol PersistentTier: Sendable {
     /// (counted, and then a miss).
     func entry(for key: String) -> CacheEntry?
 
-    /// `entry(for:)` made on a loop thread, so that a hit needs no task: nil without reading
-    /// while the tier's reads have lately been slow (the page cache does not hold its file, the
-    /// disk is busy), and a miss is not counted (the caller reads again in a task, which counts
-    /// it). A tier that cannot read without blocking answers nil.
-    func entryAtOnce(for key: String) -> CacheEntry?
+    /// `entry(for:)` made on a loop thread, so that a hit needs no task: `.declined` without
+    /// reading while the tier's reads have lately been slow (the page cache does not hold its file,
+    /// the disk is busy), and a miss (`.absent`) is not counted (the caller reads again in a task,
+    /// which counts it). A tier that cannot read without blocking declines.
+    func entryAtOnce(for key: String) -> AtOnceRead
 
     /// Queues `entry` to be stored, replacing any entry with its key.
     func store(_ entry: CacheEntry)
@@ -29,8 +29,24 @@ public protocol PersistentTier: Sendable {
 }
 
 extension PersistentTier {
-    /// Nil: a tier reads in tasks only unless it says how long its reads take.
-    public func entryAtOnce(for key: String) -> CacheEntry? { nil }
+    /// Declined: a tier reads in tasks only unless it says how long its reads take.
+    public func entryAtOnce(for key: String) -> AtOnceRead { .declined }
+}
+
+/// What a read on a loop thread found (`PersistentTier.entryAtOnce(for:)`).
+public enum AtOnceRead: Sendable {
+    /// The entry stored for the key, fresh or not.
+    case found(CacheEntry)
+    /// Read: no entry (or a damaged row, then removed).
+    case absent
+    /// Not read: the caller reads in a task.
+    case declined
+
+    /// The entry found, if any.
+    public var entry: CacheEntry? {
+        guard case .found(let entry) = self else { return nil }
+        return entry
+    }
 }
 
 /// Figures about the persistent tier, for `/health`.

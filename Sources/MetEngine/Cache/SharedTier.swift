@@ -4,11 +4,17 @@
 /// answers `unavailable` within the tier's timeout, and the caller carries on with its local
 /// tiers, its local single flight and its local pacing.
 ///
-/// Calls are made from tasks, never a loop thread; none waits longer than the tier's timeout,
+/// Calls are made from tasks, never a loop thread (but `entrySoon`, which does not block); none
+/// waits longer than the tier's timeout,
 /// except `awaitFill(_:until:)`, which waits until the time it is given. Any thread.
 public protocol SharedTier: Sendable {
     /// The entry the group holds for `key`, fresh or not.
     func entry(for key: String) async -> SharedLookup
+
+    /// `entry(for:)` without a task: `then` is told the lookup once, within the tier's timeout, on
+    /// the tier's own thread (or the caller's, if the tier answers at once). Any thread, loop
+    /// threads included; never blocks.
+    func entrySoon(for key: String, then: @escaping @Sendable (SharedLookup) -> Void)
 
     /// Stores `entry` for the group until its stale-until time; returns at once (a failure only
     /// costs the other instances a fetch).

@@ -51,9 +51,16 @@ public final class PipelineDriver: Sendable {
     /// cost up to a fifth more CPU. The work that is not the loop's stays behind it, here.
     @inlinable
     public func start<P: Pipeline>(_ pipeline: consuming P, claim: UpstreamClaim) -> Answer {
-        var resolutions: [Resolution] = []
         // One reading of the clock: every step here runs within microseconds.
-        let now = time.now()
+        advance(pipeline, [], at: time.now(), claim: claim)
+    }
+
+    /// `start` from a later step: `pipeline` given `resolutions` at `now`.
+    @inlinable
+    func advance<P: Pipeline>(
+        _ pipeline: consuming P, _ resolutions: [Resolution], at now: Double, claim: UpstreamClaim
+    ) -> Answer {
+        var resolutions = resolutions
         while true {
             switch pipeline.advance(resolutions, at: now) {
             case .respond(let response):
@@ -65,25 +72,43 @@ public final class PipelineDriver: Sendable {
             case .need(let need):
                 // What memory holds for every key, each looked up once, goes with the suspension.
                 let found = lookUp(need.resources, at: now)
-                guard let met = servedAtOnce(need, found: found, at: now, claim: claim) else {
+                switch servedAtOnce(need, found: found, at: now, claim: claim) {
+                case .met(let met):
+                    resolutions = met
+                case .askShared(let missing):
+                    return .suspended(
+                        awaitShared(pipeline, need, found: found, missing: missing, at: now, claim: claim))
+                case .inTask:
                     return .suspended(
                         Suspension { [pipeline] in
                             await self.resume(pipeline, need, found: found, at: now, claim: claim)
                         })
                 }
-                resolutions = met
             }
         }
     }
 
-    /// The resolutions of `need` when memory serves every entry of `found` at `now` but at most one,
-    /// and the resolver meets that one at once (a fresh entry of the persistent tier, read on this
-    /// thread), each counted (and refreshed when served while it is revalidated); nil, with
-    /// nothing counted, as soon as a second entry is missing or the one missing is not met. A need
-    /// that lacks more entries goes to a task whole: reading them here one by one would hold the
-    /// loop for as many reads, and a partial result would be counted twice.
+    /// How a need is met on the loop thread (`servedAtOnce`).
     @usableFromInline
-    func servedAtOnce(_ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim) -> [Resolution]? {
+    enum AtOnce {
+        /// Every resolution, at once.
+        case met([Resolution])
+        /// All but the entry at this index, which the tier below memory does not hold and the
+        /// shared tier may (`EntryResolver.resolveShared`).
+        case askShared(Int)
+        /// In a task (`resume`).
+        case inTask
+    }
+
+    /// `.met` with the resolutions of `need` when memory serves every entry of `found` at `now`
+    /// but at most one, and the resolver meets that one at once (a fresh entry of the persistent
+    /// tier, read on this thread), each counted (and refreshed when served while it is
+    /// revalidated); `.askShared` when the one missing is for the shared tier to answer;
+    /// otherwise `.inTask`, with nothing counted. A need that lacks more entries goes to a task
+    /// whole: reading them here one by one would hold the loop for as many reads, and a partial
+    /// result would be counted twice.
+    @usableFromInline
+    func servedAtOnce(_ need: Need, found: [CacheEntry?], at now: Double, claim: UpstreamClaim) -> AtOnce {
         var resolutions: [Resolution] = []
         resolutions.reserveCapacity(found.count)
         var missing: Int?
@@ -91,19 +116,70 @@ public final class PipelineDriver: Sendable {
             if let entry, let outcome = entry.servedOutcome(at: now) {
                 resolutions.append(.entry(entry, outcome))
             } else {
-                guard missing == nil else { return nil }
+                guard missing == nil else { return .inTask }
                 missing = index
                 resolutions.append(.pending)
             }
         }
         if let missing {
-            guard let resolution = resolver.resolveAtOnce(need.resources[missing], at: now) else { return nil }
-            resolutions[missing] = resolution
+            switch resolver.resolveAtOnce(need.resources[missing], at: now) {
+            case .resolved(let resolution): resolutions[missing] = resolution
+            case .askShared: return .askShared(missing)
+            case .declined: return .inTask
+            }
         }
-        for (index, (resource, resolution)) in zip(need.resources, resolutions).enumerated() where index != missing {
+        countServed(need, resolutions, except: missing, claim: claim)
+        return .met(resolutions)
+    }
+
+    /// Counts the resolutions of `need` met from memory, but the one at `except`, and starts the
+    /// refresh of those served while they are revalidated.
+    private func countServed(_ need: Need, _ resolutions: [Resolution], except: Int?, claim: UpstreamClaim) {
+        for (index, (resource, resolution)) in zip(need.resources, resolutions).enumerated() where index != except {
             served(resource, resolution, claim: claim)
         }
+    }
+
+    /// The resolutions of `need` once `resolution` met the entry at `missing`, the others as memory
+    /// served them from `found` at `now` (counted now).
+    @usableFromInline
+    func met(
+        _ need: Need, found: [CacheEntry?], missing: Int, by resolution: Resolution, at now: Double,
+        claim: UpstreamClaim
+    ) -> [Resolution] {
+        var resolutions = found.map { entry -> Resolution in
+            guard let entry, let outcome = entry.servedOutcome(at: now) else { return .pending }
+            return .entry(entry, outcome)
+        }
+        resolutions[missing] = resolution
+        countServed(need, resolutions, except: missing, claim: claim)
         return resolutions
+    }
+
+    /// `EntryResolver.resolveShared`, for the inlined code above.
+    @usableFromInline
+    func askShared(_ resource: MetResource, then: @escaping @Sendable (Resolution?) -> Void) -> Bool {
+        resolver.resolveShared(resource, then: then)
+    }
+
+    /// The rest of `pipeline` once the shared tier answers for the entry at `missing` of `need`
+    /// (the others were `found` in memory at `now`): begun on the loop thread, with no task; the
+    /// reply's fresh entry resumes the pipeline where the reply arrives, and anything else (no
+    /// entry, an expired one, no answer in time) sends the whole need to a task, as if the reply
+    /// had not been asked for. The memory entries are counted only once the reply did.
+    @inlinable
+    func awaitShared<P: Pipeline>(
+        _ pipeline: P, _ need: Need, found: [CacheEntry?], missing: Int, at now: Double, claim: UpstreamClaim
+    ) -> Suspension {
+        let inTask = Suspension { [pipeline] in await self.resume(pipeline, need, found: found, at: now, claim: claim) }
+        return Suspension(awaiting: { [pipeline] then in
+            let asked = self.askShared(need.resources[missing]) { resolution in
+                guard let resolution else { return then(.suspended(inTask)) }
+                let resolutions = self.met(need, found: found, missing: missing, by: resolution, at: now, claim: claim)
+                then(self.advance(pipeline, resolutions, at: self.time.now(), claim: claim))
+            }
+            if !asked { then(.suspended(inTask)) }
+        })
     }
 
     /// The memory entries of `resources`, in order: one lookup for one resource, else one taking

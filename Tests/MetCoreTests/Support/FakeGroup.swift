@@ -23,6 +23,8 @@ final class FakeGroup: Sendable {
         /// Tokens taken of the API's budget.
         var tokensTaken = 0
         var beforeNextLock: (@Sendable () -> Void)?
+        /// Entries looked up by every member: in tasks (`entry(for:)`), and without (`entrySoon`).
+        var lookups = (inTasks: 0, withoutTask: 0)
     }
 
     /// One member waiting for a key's fill: resumed once.
@@ -78,6 +80,9 @@ final class FakeGroup: Sendable {
         state.withLock { $0.beforeNextLock = action }
     }
 
+    /// Entries looked up so far by every member, in tasks and without a task.
+    var lookups: (inTasks: Int, withoutTask: Int) { state.withLock { $0.lookups } }
+
     /// Tokens of the budget granted so far.
     var tokensTaken: Int { state.withLock { $0.tokensTaken } }
 
@@ -91,7 +96,16 @@ final class FakeGroup: Sendable {
             self.group = group
         }
 
-        func entry(for key: String) async -> SharedLookup { group.entry(for: key) }
+        func entry(for key: String) async -> SharedLookup {
+            group.state.withLock { $0.lookups.inTasks += 1 }
+            return group.entry(for: key)
+        }
+
+        /// Answers at once, on the caller's thread.
+        func entrySoon(for key: String, then: @escaping @Sendable (SharedLookup) -> Void) {
+            group.state.withLock { $0.lookups.withoutTask += 1 }
+            then(group.entry(for: key))
+        }
 
         func store(_ entry: CacheEntry) { group.store(entry) }
 

@@ -37,8 +37,8 @@ final class ScriptedRedis: RedisConnection {
         }
     }
 
-    func call(_ arguments: [[UInt8]]) async -> RedisReply? {
-        change { Self.run(arguments, in: &$0) }
+    func call(_ arguments: [[UInt8]], then: @escaping @Sendable (RedisReply?) -> Void) {
+        then(change { Self.run(arguments, in: &$0) })
     }
 
     func send(_ arguments: [[UInt8]]) {
