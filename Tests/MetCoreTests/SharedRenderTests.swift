@@ -107,7 +107,7 @@ import Testing
         #expect(harness.service.engine.cache.statistics.hits == before + 3)  // the list and two records
     }
 
-    @Test func keepingForARequestAgainChargesItOnceAndAFullCacheStartsAfresh() {
+    @Test func keepingForARequestAgainChargesItOnceAndWhatGoesUnusedIsDropped() {
         let renders = RenderCache<Int>(capacity: 64 * 1_024, compress: nil)
         let entry = CacheEntry(
             key: Sample.objectKey(1), kind: .object, status: 200, body: Array("{}".utf8), storedAt: 0,
@@ -123,6 +123,30 @@ import Testing
         for request in 2...6 { renders.keep(.init(large, madeFrom: [entry]), for: request) }
         #expect(renders.kept(for: 1) == nil)
         #expect(renders.figures.bytes <= 64 * 1_024)
+    }
+
+    /// A render used again and again outlasts any number of renders made once after it; one
+    /// unused while a generation's worth of others came goes.
+    @Test func aRenderInUseStaysWhileNewOnesComeAndGo() {
+        let renders = RenderCache<Int>(capacity: 64 * 1_024, compress: nil)
+        let made = Locked<[String: Int]>([:])
+        func render(_ key: String) {
+            _ = renders.rendered(key, gzip: false) {
+                made.withLock { $0[key, default: 0] += 1 }
+                return ([UInt8](repeating: 0x20, count: 6_000), "\"\(key)\"")
+            }
+        }
+        render("hot")
+        for index in 0..<40 {
+            render("once \(index)")
+            render("hot")
+        }
+        #expect(made.withLock { $0["hot"] } == 1)
+        #expect(renders.figures.bytes <= 64 * 1_024)
+        render("once 0")
+        render("once 39")
+        #expect(made.withLock { $0["once 0"] } == 2)
+        #expect(made.withLock { $0["once 39"] } == 1)
     }
 
     @Test func aSearchPageIsGzippedOncePerRenderForClientsThatAcceptIt() async throws {

@@ -6,8 +6,13 @@ import Synchronization
 /// (the request's canonical parameters and the ETags of the entries, or the store's version), so
 /// a changed entry or store makes a new key and the old render is never served for it. Renders can
 /// also be kept for the request they answer (`Request`, a value equal for requests that render the
-/// same way), with what they were made from. Bounded in bytes: when full, it starts afresh (each
-/// render is then made once again). Any thread.
+/// same way), with what they were made from. Any thread.
+///
+/// Bounded in bytes, in two generations of at most half the capacity each: what is stored or used
+/// goes into the newer; when it is full it becomes the older and the older is dropped. A render
+/// used while in the older generation moves back into the newer, so what is used stays, and what
+/// went unused for a generation's worth of new renders goes (an approximation of least recently
+/// used that costs a lookup and, for an older render, one move; no list to relink on each hit).
 final class RenderCache<Request: Hashable & Sendable>: Sendable {
     /// One rendered body with its gzip copy.
     final class Rendered: Sendable {
@@ -63,22 +68,69 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
         }
     }
 
-    private struct State {
+    /// What one generation holds, and its bytes (a kept request's render counted again).
+    private struct Generation {
         var renders: [String: Rendered] = [:]
-        /// By request (see `keep(_:for:)`); the renders they hold are counted in `bytes` again.
         var kept: [Request: Kept] = [:]
         var bytes = 0
-
-        /// Makes room for `cost` more bytes within `capacity`, starting afresh when full.
-        mutating func admit(_ cost: Int, capacity: Int) {
-            guard bytes + cost > capacity else { return }
-            renders.removeAll(keepingCapacity: true)
-            kept.removeAll(keepingCapacity: true)
-            bytes = 0
-        }
     }
 
-    private let state = Locked(State())
+    private struct State {
+        var newer = Generation()
+        var older = Generation()
+        /// The most bytes of one generation: half the capacity.
+        let limit: Int
+
+        /// The render for `key`, moved into the newer generation if it was in the older.
+        mutating func render(_ key: String) -> Rendered? {
+            if let rendered = newer.renders[key] { return rendered }
+            guard let rendered = older.renders.removeValue(forKey: key) else { return nil }
+            older.bytes -= Self.cost(of: rendered, key)
+            store(rendered, key)
+            return rendered
+        }
+
+        /// The render kept for `request`, moved into the newer generation if it was in the older.
+        mutating func kept(_ request: Request) -> Kept? {
+            if let kept = newer.kept[request] { return kept }
+            guard let kept = older.kept.removeValue(forKey: request) else { return nil }
+            older.bytes -= Self.cost(of: kept)
+            keep(kept, request)
+            return kept
+        }
+
+        /// Stores `rendered` under `key` in the newer generation, replacing any under it there.
+        mutating func store(_ rendered: Rendered, _ key: String) {
+            let cost = Self.cost(of: rendered, key)
+            admit(cost)
+            if newer.renders.updateValue(rendered, forKey: key) == nil { newer.bytes += cost }
+        }
+
+        /// Keeps `kept` for `request` in the newer generation, replacing any kept for it in either.
+        mutating func keep(_ kept: Kept, _ request: Request) {
+            let cost = Self.cost(of: kept)
+            if let replaced = older.kept.removeValue(forKey: request) { older.bytes -= Self.cost(of: replaced) }
+            admit(cost)
+            if let replaced = newer.kept.updateValue(kept, forKey: request) { newer.bytes -= Self.cost(of: replaced) }
+            newer.bytes += cost
+        }
+
+        /// Makes room for `cost` more bytes in the newer generation: when they do not fit, it
+        /// becomes the older and the older is dropped.
+        private mutating func admit(_ cost: Int) {
+            guard newer.bytes + cost > limit else { return }
+            older = newer
+            newer = Generation()
+        }
+
+        static func cost(of rendered: Rendered, _ key: String) -> Int { rendered.cost + key.utf8.count }
+
+        /// What a kept request is charged: its render and entries, and an estimate of the request
+        /// value and its place in the table.
+        static func cost(of kept: Kept) -> Int { kept.cost + MemoryLayout<Request>.size + 128 }
+    }
+
+    private let state: Locked<State>
     private let capacity: Int
     private let compress: (@Sendable ([UInt8]) -> [UInt8])?
 
@@ -88,6 +140,7 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
     init(capacity: Int, compress: (@Sendable ([UInt8]) -> [UInt8])?) {
         self.capacity = capacity
         self.compress = compress
+        state = Locked(State(limit: capacity / 2))
     }
 
     /// The render for `key`, made by `render` (body and ETag) the first time, with a gzip copy
@@ -97,40 +150,28 @@ final class RenderCache<Request: Hashable & Sendable>: Sendable {
     func rendered(
         _ key: String, gzip: Bool, link: String? = nil, render: () -> (body: [UInt8], etag: String)
     ) -> Rendered {
-        if let kept = state.withLock({ $0.renders[key] }) { return kept }
+        if let kept = state.withLock({ $0.render(key) }) { return kept }
         let made = render()
         let rendered = Rendered(body: made.body, etag: made.etag, link: link, compress: gzip ? compress : nil)
-        let cost = rendered.cost + key.utf8.count
-        guard cost <= capacity / 4 else { return rendered }
-        state.withLock { state in
-            state.admit(cost, capacity: capacity)
-            if state.renders.updateValue(rendered, forKey: key) == nil { state.bytes += cost }
-        }
+        guard State.cost(of: rendered, key) <= capacity / 4 else { return rendered }
+        state.withLock { $0.store(rendered, key) }
         return rendered
     }
 
     /// The render kept for `request`, if any; the caller checks that it still holds.
     func kept(for request: Request) -> Kept? {
-        state.withLock { $0.kept[request] }
+        state.withLock { $0.kept(request) }
     }
 
     /// Keeps `kept` as the answer to `request` (which names everything the render depends on
     /// besides its entries), replacing any kept before.
     func keep(_ kept: Kept, for request: Request) {
-        let cost = kept.cost + Self.requestCost
-        guard cost <= capacity / 4 else { return }
-        state.withLock { state in
-            state.admit(cost, capacity: capacity)
-            if let replaced = state.kept.updateValue(kept, forKey: request) {
-                state.bytes -= replaced.cost + Self.requestCost
-            }
-            state.bytes += cost
-        }
+        guard State.cost(of: kept) <= capacity / 4 else { return }
+        state.withLock { $0.keep(kept, request) }
     }
 
-    /// What a kept request is charged: an estimate of its value and its place in the table.
-    private static var requestCost: Int { MemoryLayout<Request>.size + 128 }
-
-    /// Renders kept, and their bytes (for tests).
-    var figures: (renders: Int, bytes: Int) { state.withLock { ($0.renders.count, $0.bytes) } }
+    /// Renders kept, and their bytes, in both generations (for tests).
+    var figures: (renders: Int, bytes: Int) {
+        state.withLock { ($0.newer.renders.count + $0.older.renders.count, $0.newer.bytes + $0.older.bytes) }
+    }
 }
