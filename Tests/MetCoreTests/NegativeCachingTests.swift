@@ -58,6 +58,33 @@ struct NegativeCachingTests {
         #expect(harness.upstream.calls.count == 1)
     }
 
+    /// A remembered 404 is presented once a second and shared, as a 200 is, in each of its two
+    /// forms: the problem and the mirror's copy of the Met's body never stand in for each other.
+    @Test func aRemembered404IsSharedInEachOfItsForms() async throws {
+        let harness = harness("ObjectID not found")
+        _ = await harness.get("/objects/999")
+        let problem = try #require(harness.getImmediately("/objects/999"))
+        let problemAgain = try #require(harness.getImmediately("/objects/999"))
+        let mirror = try #require(harness.getImmediately("/public/collection/v1/objects/999"))
+        let mirrorAgain = try #require(harness.getImmediately("/public/collection/v1/objects/999"))
+        #expect(problem.problemCode == "object_not_found")
+        #expect(problemAgain.body == problem.body)
+        let sharedProblem = try #require(problem.shared)
+        #expect(problemAgain.shared === sharedProblem)
+        #expect(mirror.text == #"{"message":"ObjectID not found"}"#)
+        #expect(mirrorAgain.body == mirror.body)
+        let sharedMirror = try #require(mirror.shared)
+        #expect(mirrorAgain.shared === sharedMirror)
+        // The forms in turn: each made anew, as the other replaced it.
+        let problemLater = try #require(harness.getImmediately("/objects/999"))
+        #expect(problemLater.body == problem.body)
+        #expect(problemLater.shared !== sharedProblem)
+        harness.time.advance(by: 1)
+        let nextSecond = try #require(harness.getImmediately("/objects/999"))
+        #expect(nextSecond.shared !== problemLater.shared)
+        #expect(nextSecond.headers["Cache-Status"] == "TheMet; hit; ttl=29")
+    }
+
     @Test func a404NeverAnswers304() async throws {
         let harness = harness("ObjectID not found")
         let first = await harness.get("/public/collection/v1/objects/999")

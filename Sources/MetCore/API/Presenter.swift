@@ -44,17 +44,22 @@ final class Presenter: Sendable {
         return metDialect ? MetDialect.response(for: problem) : problem.response
     }
 
-    /// The response to a hit. A plain one (a 200 entry, whole, without `If-None-Match`) is made at
-    /// most once per second of the clock and of the entry's age, then shared by every such request
-    /// meanwhile (`Response.shared`): the layers after this one derive from it once, too.
+    /// The response to a hit. A plain one (a 200 or a remembered 404, whole, without
+    /// `If-None-Match`) is made at most once per second of the clock and of the entry's age, then
+    /// shared by every such request meanwhile (`Response.shared`): the layers after this one derive
+    /// from it once, too (but the request ID a problem is given, `Problem.identified`). A 404 is
+    /// kept in two variants: the problem `object_not_found`, whose text is the entry's own ID (the
+    /// only way `ObjectID` lets a request write it), and the Met's own body (the mirror).
     func hit(_ entry: CacheEntry, _ presentation: Presentation, at now: Double) -> Response {
-        guard presentation.fields == nil, presentation.ifNoneMatch == nil, entry.status == 200 else {
+        guard presentation.fields == nil, presentation.ifNoneMatch == nil, entry.status == 200 || entry.status == 404
+        else {
             return present(entry, presentation, outcome: .hit, at: now)
         }
-        let gzip = presentation.acceptsGzip && entry.gzipped != nil
+        let problem = entry.status == 404 && presentation.object != nil
+        let gzip = !problem && presentation.acceptsGzip && entry.gzipped != nil
         return hitResponses.response(
             for: entry.serial, second: Int(now.rounded(.down)), age: Int(now.rounded(.down)) - entry.fetchedSecond,
-            ttl: Int((entry.freshUntil - now).rounded(.down)), gzip: gzip
+            ttl: Int((entry.freshUntil - now).rounded(.down)), gzip: gzip, variant: problem ? "problem" : ""
         ) { present(entry, presentation, outcome: .hit, at: now) }
     }
 
