@@ -299,18 +299,8 @@ final class HTTPConnection {
         let close = closing || !head.keepAlive
         if close { closeAfterFlush = true }
         let isHead = head.method == "HEAD"
-        var headBytes: [UInt8]
-        let body: [UInt8]
-        if let shared = response.shared, !response.isChunked {
-            headBytes = loop.encodedHead(
-                of: response, shared: shared, isHead: isHead, minorVersion: head.minorVersion, close: close)
-            ResponseEncoder.insertRequestID(requestID, into: &headBytes)
-            body = isHead ? [] : response.body
-        } else {
-            (headBytes, body) = ResponseEncoder.encode(
-                response, isHead: isHead, minorVersion: head.minorVersion, close: close,
-                date: loop.dateLine(for: response), requestID: requestID)
-        }
+        let (headBytes, body) = loop.encode(
+            response, isHead: isHead, minorVersion: head.minorVersion, close: close, requestID: requestID)
         if let file = response.fileBody, !isHead {
             // The file is opened now, for this answer only; if it cannot be, the same bytes go
             // from memory under the same head.

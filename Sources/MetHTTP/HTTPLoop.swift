@@ -36,12 +36,9 @@ final class HTTPLoop: @unchecked Sendable {
     private let responder: any Responder
     private let logger: Logger
     private var connections: [CInt: HTTPConnection] = [:]
-    private var date = HTTPDate()
     private var requestIDs = RequestIDs()
     private let accessLog: AccessLogBuffer?
-    /// The `Date` line of the last stored answer sent with its fetch time (`Response.date`).
-    private var storedDate = HTTPDate()
-    private var encodedHeads = EncodedHeads()
+    private var wire = WireEncoder()
     /// Set when the server drains: replies then carry `Connection: close`.
     private var draining = false
     /// Requests received whose reply has not been fully written yet (any thread may read).
@@ -81,21 +78,18 @@ final class HTTPLoop: @unchecked Sendable {
     /// Seconds since the epoch, as of this loop iteration (no system call).
     var cachedNow: Double { eventLoop.cachedNow }
 
-    /// The `Date` field line for `response` written now: when it was fetched, for a stored
-    /// answer (`Response.date`, never later than now), else now.
+    /// The `Date` field line for `response` written now (see `WireEncoder.dateLine`).
     func dateLine(for response: Response) -> [UInt8] {
-        let now = eventLoop.cachedSecond
-        guard let fetched = response.date, fetched < now else { return date.line(at: now) }
-        return storedDate.line(at: fetched)
+        wire.dateLine(for: response, at: eventLoop.cachedSecond)
     }
 
-    /// The head of a shared response as sent now (see `EncodedHeads`).
-    func encodedHead(
-        of response: Response, shared: SharedResponse, isHead: Bool, minorVersion: Int, close: Bool
-    ) -> [UInt8] {
-        encodedHeads.head(
-            of: response, shared: shared, isHead: isHead, minorVersion: minorVersion, close: close,
-            second: eventLoop.cachedSecond, date: dateLine(for: response))
+    /// `response` as written now to the request known as `requestID` (see `WireEncoder.encode`).
+    func encode(_ response: Response, isHead: Bool, minorVersion: Int, close: Bool, requestID: String) -> (
+        head: [UInt8], body: [UInt8]
+    ) {
+        wire.encode(
+            response, isHead: isHead, minorVersion: minorVersion, close: close, requestID: requestID,
+            at: eventLoop.cachedSecond)
     }
 
     /// Serves `descriptor`, a connected non-blocking stream socket whose slot in the budget is
