@@ -88,6 +88,11 @@ let package = Package(
                 "MetRedis", "MetUpstream",
             ],
             swiftSettings: swiftSettings),
+        // The hit path timed in one process, without sockets (`Benchmarks/run` runs it).
+        .executableTarget(
+            name: "themet-hitbench",
+            dependencies: ["HTTPWire", "MetEngine", "MetCore", "MetFixtures", "MetGzip", "MetHTTP", "MetImaging"],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",
             dependencies: ["EventLoops", "MetEngine", "MetCore", "MetFixtures", "MetGzip", "MetHTTP"],

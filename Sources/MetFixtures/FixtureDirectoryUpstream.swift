@@ -8,9 +8,10 @@ public struct FixtureDirectoryUpstream: Upstream {
     private let images: FixtureImages
     private let directory: String
 
-    /// Loads the directory once. Throws when it is not a fixture tree.
-    public init(directory: String) throws {
-        self.archive = try FixtureArchive(directory: directory)
+    /// Loads the directory once, with synthetic records for the IDs `1...syntheticCount` it
+    /// lacks (as `met-fixture-server --synthetic`). Throws when it is not a fixture tree.
+    public init(directory: String, syntheticCount: Int = 0) throws {
+        self.archive = try FixtureArchive(directory: directory, syntheticCount: syntheticCount)
         images = FixtureImages(archive: archive)
         self.directory = directory
     }

@@ -4,13 +4,13 @@ import MetEngine
 /// (a proxy in front that made it; the loop passes nil for other clients, whose IDs could be
 /// forged to confuse the log), else a new one of 16 hex digits. One per event loop, seeded at
 /// random; loop thread only.
-struct RequestIDs {
+package struct RequestIDs {
     private var generator: SplitMix64
 
     /// The longest ID taken from a client.
     static let maxLength = 64
 
-    init(seed: UInt64 = UInt64.random(in: .min ... .max)) {
+    package init(seed: UInt64 = UInt64.random(in: .min ... .max)) {
         generator = SplitMix64(seed: seed)
     }
 
@@ -23,7 +23,7 @@ struct RequestIDs {
 
     /// The next of the sequence (SplitMix64: a counter through a bijective mix, so the IDs a loop
     /// makes do not repeat).
-    mutating func next() -> String {
+    package mutating func next() -> String {
         var value = generator.next()
         var digits = [UInt8](repeating: 0, count: 16)
         for index in (0..<16).reversed() {

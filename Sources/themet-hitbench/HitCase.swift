@@ -1,0 +1,24 @@
+/// One workload of the hit table of `Benchmarks/run`, by the same requests.
+struct HitCase: Sendable {
+    let name: String
+    /// Asked in turn, one per request.
+    let targets: [String]
+    /// The status every answer has.
+    let status: Int
+    /// Bytes a warm answer's body holds (a search page with none of its objects pending), if any.
+    var warmBody: String?
+
+    /// Synthetic records the in-process upstream answers for (IDs 1 to this), as the bench's
+    /// `met-fixture-server --synthetic`.
+    static let syntheticRecords = 100_000
+
+    static let all = [
+        HitCase(name: "hot object", targets: ["/objects/4242"], status: 200),
+        HitCase(name: "1000-object spread", targets: (1...1_000).map { "/objects/\($0)" }, status: 200),
+        HitCase(
+            name: "search page of 20", targets: ["/search?q=study&limit=20"], status: 200, warmBody: #""pending":[]"#),
+        HitCase(name: "widget timeline", targets: ["/widget/timeline"], status: 200),
+        HitCase(name: "mirror object", targets: ["/public/collection/v1/objects/4242"], status: 200),
+        HitCase(name: "cached 404", targets: ["/objects/\(syntheticRecords + 4242)"], status: 404),
+    ]
+}

@@ -1,0 +1,120 @@
+import Foundation
+import MetCore
+import MetEngine
+import MetFixtures
+import MetGzip
+import MetImaging
+
+// themet-hitbench: the hit path measured in one process, without sockets: each request's head
+// parsed, answered by the core from memory, passed through the response layers, encoded as a loop
+// writes it and counted, on one thread, with nothing else running. The steps a socket adds (a read
+// and a writev per request, the loop's wake-ups) are left out, and with them wrk and the VM's
+// scheduling: so a change of a few percent in the hit path's own CPU shows here, where
+// `Benchmarks/run`'s wrk cases vary by ten or more. `Benchmarks/run` runs it (and, with --against, the baseline's, in turn).
+
+let usage = """
+    usage: themet-hitbench [--fixtures DIR] [--requests N] [--rounds N] [--json]
+
+    Caches the bench's objects (the fixtures plus 100,000 synthetic records, served in-process), then
+    times each case's requests answered from memory: N per case per round (default 100,000), the
+    cases in turn in each of the rounds (default 5), after one untimed round. Prints each case's least
+    thread CPU time per request over the rounds (on a virtual machine, noise only adds to it: a
+    neighbour's burst is counted as this thread's time), with the median and the most; --json prints
+    one JSON object per case instead, with every round in order.
+    """
+
+var fixtures = "Fixtures"
+var requests = 100_000
+var rounds = 5
+var json = false
+var arguments = CommandLine.arguments.dropFirst()
+while let flag = arguments.popFirst() {
+    func value() -> String {
+        guard let value = arguments.popFirst() else { exitForUsage("\(flag) needs a value") }
+        return value
+    }
+    switch flag {
+    case "--fixtures": fixtures = value()
+    case "--requests": requests = positive(value(), flag)
+    case "--rounds": rounds = positive(value(), flag)
+    case "--json": json = true
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    default: exitForUsage("unknown flag \(flag)")
+    }
+}
+
+func positive(_ text: String, _ flag: String) -> Int {
+    guard let number = Int(text), number > 0 else { exitForUsage("\(flag) takes a positive whole number") }
+    return number
+}
+
+func exitForUsage(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("themet-hitbench: \(message)\n\(usage)\n".utf8))
+    exit(64)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("themet-hitbench: \(message)\n".utf8))
+    exit(1)
+}
+
+// The server's own set-up, as `themet serve` makes it, with a memory tier only and the pacing out
+// of the way (the warm-up fetches a few thousand records from the fixtures).
+let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("themet-hitbench-\(getpid())").path
+let service: MetService
+do {
+    let configuration = try ServerConfiguration.parse(
+        arguments: [
+            "--data-dir", dataDirectory, "--disk-cache-size", "0", "--image-cache-size", "0", "--cache-size", "1GiB",
+            "--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64",
+        ],
+        environment: [:], processorCount: 1)
+    try configuration.prepareDataDirectory()
+    let upstream = try FixtureDirectoryUpstream(directory: fixtures, syntheticCount: HitCase.syntheticRecords)
+    let engine = CacheEngine(
+        configuration: configuration, upstream: upstream, deriver: VipsDeriver(), time: SystemTime(),
+        logger: Logger(level: .warning), compress: { Gzip.compress($0) })
+    service = MetService(
+        configuration: configuration, engine: engine, openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
+} catch {
+    fail("\(error)")
+}
+
+Task {
+    defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+    let runner = HitPathRunner(service: service)
+    for hitCase in HitCase.all {
+        if let problem = await runner.warm(hitCase) { fail(problem) }
+    }
+    var cpu: [String: [Double]] = [:]
+    // One round untimed first: the first pass over a case runs up to half again slower (caches,
+    // the branch predictor, the hit tables' first responses).
+    for round in -1..<rounds {
+        for hitCase in HitCase.all {
+            do {
+                let figure = try runner.time(hitCase, requests: requests)
+                if round >= 0 { cpu[hitCase.name, default: []].append(figure) }
+            } catch {
+                fail("\(error)")
+            }
+        }
+    }
+    for hitCase in HitCase.all {
+        let inOrder = cpu[hitCase.name, default: []]
+        let figures = inOrder.sorted()
+        if json {
+            let rounds = inOrder.map { String(format: "%.1f", $0) }.joined(separator: ",")
+            print(#"{"case":"\#(hitCase.name)","cpuNanosecondsPerRequest":[\#(rounds)]}"#)
+        } else {
+            let name = hitCase.name.padding(toLength: 20, withPad: " ", startingAt: 0)
+            print(
+                "\(name) \(String(format: "%7.0f", figures.first!)) ns/request CPU, least of \(figures.count) rounds "
+                    + "(median \(String(format: "%.0f", figures[figures.count / 2])), "
+                    + "most \(String(format: "%.0f", figures.last!)))")
+        }
+    }
+    exit(0)
+}
+dispatchMain()
