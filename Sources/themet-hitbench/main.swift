@@ -55,14 +55,22 @@ func exitForUsage(_ message: String) -> Never {
     exit(64)
 }
 
+/// The server's data directory, for this run only.
+let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("themet-hitbench-\(getpid())").path
+
+/// Removes the data directory and exits with `status` (`exit` runs no `defer`).
+func finish(_ status: Int32) -> Never {
+    try? FileManager.default.removeItem(atPath: dataDirectory)
+    exit(status)
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("themet-hitbench: \(message)\n".utf8))
-    exit(1)
+    finish(1)
 }
 
 // The server's own set-up, as `themet serve` makes it, with a memory tier only and the pacing out
 // of the way (the warm-up fetches a few thousand records from the fixtures).
-let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("themet-hitbench-\(getpid())").path
 let service: MetService
 do {
     let configuration = try ServerConfiguration.parse(
@@ -83,7 +91,6 @@ do {
 }
 
 Task {
-    defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
     let runner = HitPathRunner(service: service)
     for hitCase in HitCase.all {
         if let problem = await runner.warm(hitCase) { fail(problem) }
@@ -115,6 +122,6 @@ Task {
                     + "most \(String(format: "%.0f", figures.last!)))")
         }
     }
-    exit(0)
+    finish(0)
 }
 dispatchMain()
