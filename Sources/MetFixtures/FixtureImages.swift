@@ -68,8 +68,8 @@ public final class FixtureImages: Sendable {
     public func image(at path: String) async throws(VipsError) -> Image? {
         guard archive.hasImage(path) else { return nil }
         if let image = kept.withLock({ $0.images[path] }) { return image }
-        let made: Result<Image, VipsError> = await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: Result { () throws(VipsError) in try self.make(path) }) }.start()
+        let made: Result<Image, VipsError> = await awaitDelivery { deliver in
+            Thread { deliver(Result { () throws(VipsError) in try self.make(path) }) }.start()
         }
         let image = try made.get()
         keep(image, at: path)

@@ -28,6 +28,6 @@ protocol RedisConnection: AnyObject, Sendable {
 extension RedisConnection {
     /// `call(_:then:)`, awaited.
     func call(_ arguments: [[UInt8]]) async -> RedisReply? {
-        await withCheckedContinuation { continuation in call(arguments) { continuation.resume(returning: $0) } }
+        await awaitDelivery { call(arguments, then: $0) }
     }
 }

@@ -19,20 +19,20 @@ public final class RedisTier: SharedTier {
         let id: UInt64
         /// The entry counts once it is fresh at this time.
         let freshAt: Double
-        private let continuation: Locked<CheckedContinuation<SharedWait, Never>?>
+        private let deliver: Locked<(@Sendable (SharedWait) -> Void)?>
 
-        init(id: UInt64, freshAt: Double, continuation: CheckedContinuation<SharedWait, Never>) {
+        init(id: UInt64, freshAt: Double, deliver: @escaping @Sendable (SharedWait) -> Void) {
             self.id = id
             self.freshAt = freshAt
-            self.continuation = Locked(continuation)
+            self.deliver = Locked(deliver)
         }
 
         func resume(_ value: SharedWait) {
-            let continuation = continuation.withLock { pending in
+            let deliver = deliver.withLock { pending in
                 defer { pending = nil }
                 return pending
             }
-            continuation?.resume(returning: value)
+            deliver?(value)
         }
     }
 
@@ -253,8 +253,8 @@ public final class RedisTier: SharedTier {
             next += 1
             return next
         }
-        return await withCheckedContinuation { continuation in
-            let waiter = Waiter(id: id, freshAt: freshAt, continuation: continuation)
+        return await awaitDelivery { deliver in
+            let waiter = Waiter(id: id, freshAt: freshAt, deliver: deliver)
             waiters.withLock { $0[key, default: [:]][id] = waiter }
             link.after(deadline - time.now()) { [weak self] in self?.finish(waiter, key: key, with: .nothing) }
             // A fill announced before the waiter was registered: the entry is there already.

@@ -63,18 +63,18 @@ final class CurlMulti: @unchecked Sendable {
     private static let globalSetUp: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     /// Starts `GET url` as transfer `id`, with `extraHeaders` (whole lines, such as
-    /// `If-None-Match: "abc"`) after the usual ones; `continuation` gets its outcome exactly once.
+    /// `If-None-Match: "abc"`) after the usual ones; `deliver` gets its outcome exactly once, on the loop.
     /// Any thread.
     func start(
         id: UInt64, url: String, extraHeaders: [String] = [],
-        continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+        deliver: @escaping @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     ) {
         loop.execute { [self] in
             let requestHeaders: CurlTransfer.Headers =
                 extraHeaders.isEmpty ? .shared(headers) : .own(headerLines + extraHeaders)
             guard
                 let transfer = CurlTransfer.make(
-                    id: id, url: url, settings: settings, headers: requestHeaders, continuation: continuation)
+                    id: id, url: url, settings: settings, headers: requestHeaders, deliver: deliver)
             else { return }
             guard curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
                 transfer.finish(CURLE_FAILED_INIT)
@@ -84,7 +84,7 @@ final class CurlMulti: @unchecked Sendable {
         }
     }
 
-    /// Abandons transfer `id`: its continuation gets `.cancelled` unless it finished already.
+    /// Abandons transfer `id`: its `deliver` gets `.cancelled` unless it finished already.
     /// Any thread; idempotent.
     func cancel(_ id: UInt64) {
         loop.execute { [self] in

@@ -2,7 +2,7 @@ import CCurl
 import MetEngine
 
 /// One upstream request in flight on the curl thread: its easy handle, the body received so
-/// far, and the continuation that gets the outcome exactly once.
+/// far, and the callback that gets the outcome exactly once.
 ///
 /// Curl thread only. Owned by `CurlMulti`'s table from `start` until `finish`; curl's callbacks
 /// reach it through the unretained pointer set as the handle's private, write and progress data.
@@ -29,7 +29,7 @@ final class CurlTransfer {
     /// The header list this transfer made for itself, freed in `complete`; nil when it uses the
     /// shared one.
     private var ownHeaders: UnsafeMutablePointer<curl_slist>?
-    private let continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+    private let deliver: @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     private let maxBodyBytes: Int
     private var body: [UInt8] = []
     /// Set when the body passed `maxBodyBytes`: the callbacks then abort the transfer.
@@ -37,20 +37,20 @@ final class CurlTransfer {
     /// curl's own words about a failure (CURLOPT_ERRORBUFFER), for the log.
     private let errorText: UnsafeMutablePointer<CChar>
 
-    /// Creates the easy handle for `GET url` with every option set, or nil (after resuming the
-    /// continuation with `.unreachable`) when curl refuses one.
+    /// Creates the easy handle for `GET url` with every option set, or nil (after calling
+    /// `deliver` with `.unreachable`) when curl refuses one.
     ///
     /// - Parameter headers: the request's header lines; a shared list is owned by the caller and
     ///   alive as long as any transfer.
     static func make(
         id: UInt64, url: String, settings: Settings, headers: Headers,
-        continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+        deliver: @escaping @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     ) -> CurlTransfer? {
         guard let easy = curl_easy_init() else {
-            continuation.resume(returning: .failure(.unreachable("curl_easy_init failed")))
+            deliver(.failure(.unreachable("curl_easy_init failed")))
             return nil
         }
-        let transfer = CurlTransfer(id: id, easy: easy, settings: settings, continuation: continuation)
+        let transfer = CurlTransfer(id: id, easy: easy, settings: settings, deliver: deliver)
         let list: UnsafeMutablePointer<curl_slist>?
         switch headers {
         case .shared(let shared):
@@ -72,11 +72,11 @@ final class CurlTransfer {
 
     private init(
         id: UInt64, easy: UnsafeMutableRawPointer, settings: Settings,
-        continuation: CheckedContinuation<Result<UpstreamReply, UpstreamError>, Never>
+        deliver: @escaping @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     ) {
         self.id = id
         self.easy = easy
-        self.continuation = continuation
+        self.deliver = deliver
         maxBodyBytes = settings.maxBodyBytes
         errorText = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorText.initialize(to: 0)
@@ -150,7 +150,7 @@ final class CurlTransfer {
         return 1
     }
 
-    /// Judges how the transfer ended (`code` from curl) and resumes the continuation with it.
+    /// Judges how the transfer ended (`code` from curl) and hands it to `deliver`.
     /// The caller has already removed the handle from the multi.
     func finish(_ code: CURLcode) {
         complete(outcome(of: code))
@@ -207,6 +207,6 @@ final class CurlTransfer {
         ownHeaders = nil
         errorText.deallocate()
         body = []
-        continuation.resume(returning: result)
+        deliver(result)
     }
 }

@@ -56,8 +56,8 @@ public final class CurlUpstream: Upstream {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let multi = self.multi
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                multi.start(id: id, url: url, extraHeaders: extraHeaders, continuation: continuation)
+            await awaitDelivery { deliver in
+                multi.start(id: id, url: url, extraHeaders: extraHeaders, deliver: deliver)
                 // Cancelled before the handler was installed: the handler's cancel would have
                 // run before the start above, found nothing and done nothing.
                 if Task.isCancelled { multi.cancel(id) }

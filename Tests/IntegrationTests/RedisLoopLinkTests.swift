@@ -29,10 +29,8 @@ struct RedisLoopLinkTests {
         // Until the loop's link is ready, its lookups go through the tier's own link, answered on
         // the tier's thread; then on the loop's.
         for _ in 0..<100 {
-            let (lookup, onLoop) = await withCheckedContinuation { continuation in
-                loop.execute {
-                    tier.entrySoon(for: "/departments") { continuation.resume(returning: ($0, loop.isCurrent)) }
-                }
+            let (lookup, onLoop) = await awaitDelivery { deliver in
+                loop.execute { tier.entrySoon(for: "/departments") { deliver(($0, loop.isCurrent)) } }
             }
             guard case .found(let read) = lookup else {
                 try await Task.sleep(for: .milliseconds(50))

@@ -34,9 +34,7 @@ struct AccessLogBufferTests {
 
         /// Runs `body` with the buffer on the loop's thread, as one job, and returns its result.
         func onLoop<T: Sendable>(_ body: @escaping @Sendable (AccessLogBuffer) -> T) async -> T {
-            await withCheckedContinuation { continuation in
-                loop.execute { [self] in continuation.resume(returning: body(buffer)) }
-            }
+            await awaitDelivery { deliver in loop.execute { [self] in deliver(body(buffer)) } }
         }
 
         /// The file's bytes so far, as text (access lines are ASCII: anything else is escaped).

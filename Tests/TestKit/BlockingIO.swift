@@ -1,13 +1,12 @@
 import Foundation
+import MetEngine
 
 /// Blocking calls for test clients and servers, kept off Swift's cooperative pool, where the
 /// server's own tasks run (a blocked pool thread could hold up the very answer a test waits for).
 public enum BlockingIO {
     /// Runs `body` on a thread of its own and returns its result.
     public static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
+        await awaitDelivery { deliver in Thread { deliver(body()) }.start() }
     }
 
     /// Sends all of `bytes` on the blocking socket `descriptor` (a closed peer gives an error, not

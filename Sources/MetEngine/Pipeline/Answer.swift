@@ -59,7 +59,7 @@ public struct Suspension: Sendable {
         case .task(let run):
             return await run()
         case .reply(let start):
-            let answer = await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
+            let answer = await awaitDelivery(start)
             switch answer {
             case .ready(let response): return response
             case .suspended(let suspension): return await suspension.response()
