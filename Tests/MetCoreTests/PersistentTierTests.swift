@@ -244,6 +244,13 @@ struct PersistentTierTests {
             [restored.storedAt, restored.freshUntil, restored.staleUntil, restored.revalidateUntil] == [
                 entry.storedAt, entry.freshUntil, entry.staleUntil, entry.revalidateUntil,
             ])
+        // A record of version 1 (its own checksum), which rows and Redis values written before
+        // version 2 are, reads back the same; one of a version this build does not know is refused.
+        let version1 = Self.record(entry.record, as: 1, checksum: Checksum.version1)
+        let fromVersion1 = try #require(CacheEntry(record: version1, key: entry.key))
+        #expect(fromVersion1.body == entry.body && fromVersion1.gzipped == entry.gzipped)
+        #expect(fromVersion1.details == entry.details && fromVersion1.etag == entry.etag)
+        #expect(CacheEntry(record: Self.record(entry.record, as: 3, checksum: Checksum.of), key: entry.key) == nil)
         // Every single flipped bit anywhere in the record is refused.
         let record = entry.record
         for index in stride(from: 0, to: record.count, by: 7) {
@@ -251,5 +258,15 @@ struct PersistentTierTests {
             damaged[index] ^= 0x10
             #expect(CacheEntry(record: damaged, key: entry.key) == nil)
         }
+    }
+
+    /// `record` with its version byte set to `version` and its checksum made anew by `checksum`.
+    private static func record(
+        _ record: [UInt8], as version: UInt8, checksum: (UnsafeRawBufferPointer) -> UInt64
+    ) -> [UInt8] {
+        var covered = Array(record.dropLast(8))
+        covered[0] = version
+        let sum = covered.withUnsafeBytes { checksum($0) }
+        return covered + withUnsafeBytes(of: sum.littleEndian) { Array($0) }
     }
 }

@@ -39,22 +39,26 @@ package struct ByteWriter {
 package struct ByteReader {
     private let bytes: [UInt8]
     package private(set) var offset: Int
+    /// Where reading stops: the bytes from here on are not the reader's (a record's checksum).
+    private let end: Int
 
-    package init(_ bytes: [UInt8], from offset: Int = 0) {
+    /// Reads `bytes[offset..<end]`, `end` being at most `bytes.count` (all of them when nil).
+    package init(_ bytes: [UInt8], from offset: Int = 0, to end: Int? = nil) {
         self.bytes = bytes
-        self.offset = offset
+        self.end = min(end ?? bytes.count, bytes.count)
+        self.offset = min(offset, self.end)
     }
 
-    package var isAtEnd: Bool { offset == bytes.count }
+    package var isAtEnd: Bool { offset == end }
 
     package mutating func byte() -> UInt8? {
-        guard offset < bytes.count else { return nil }
+        guard offset < end else { return nil }
         defer { offset += 1 }
         return bytes[offset]
     }
 
     package mutating func integer() -> Int64? {
-        guard bytes.count - offset >= 8 else { return nil }
+        guard end - offset >= 8 else { return nil }
         var value: UInt64 = 0
         for index in (0..<8).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
         offset += 8
@@ -64,7 +68,7 @@ package struct ByteReader {
     package mutating func double() -> Double? { integer().map { Double(bitPattern: UInt64(bitPattern: $0)) } }
 
     package mutating func length() -> Int? {
-        guard bytes.count - offset >= 4 else { return nil }
+        guard end - offset >= 4 else { return nil }
         var value: UInt32 = 0
         for index in (0..<4).reversed() { value = value << 8 | UInt32(bytes[offset + index]) }
         offset += 4
@@ -72,13 +76,13 @@ package struct ByteReader {
     }
 
     package mutating func blob() -> [UInt8]? {
-        guard let count = length(), bytes.count - offset >= count else { return nil }
+        guard let count = length(), end - offset >= count else { return nil }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])
     }
 
     package mutating func string() -> String? {
-        guard let count = length(), bytes.count - offset >= count else { return nil }
+        guard let count = length(), end - offset >= count else { return nil }
         defer { offset += count }
         return String(validating: bytes[offset..<offset + count], as: UTF8.self)
     }

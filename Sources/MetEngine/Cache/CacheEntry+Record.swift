@@ -4,10 +4,12 @@
 ///
 /// Layout (little-endian; see `ByteWriter`): format version (1 byte), key, kind, status, stored-at,
 /// fresh-until, stale-until, revalidate-until, ETag, gzip ETag?, message?, body, gzip copy?,
-/// details, then the checksum (8 bytes) of everything before it.
+/// details, then the checksum (8 bytes) of everything before it: `Checksum.of` in version 2,
+/// `Checksum.version1` in version 1, which differs in nothing else.
 extension CacheEntry {
-    /// The format this build writes and reads; a record of another version is refused (a miss).
-    package static let recordVersion: UInt8 = 1
+    /// The format this build writes. It reads this one and version 1 (rows and Redis values
+    /// written before, kept across an upgrade); a record of any other version is refused (a miss).
+    package static let recordVersion: UInt8 = 2
 
     /// The entry's record (see the extension's comment). Copies the bodies: call off loop threads.
     public var record: [UInt8] {
@@ -27,7 +29,8 @@ extension CacheEntry {
         writer.optional(gzipped) { $0.blob($1) }
         details.write(to: &writer)
         var bytes = writer.bytes
-        withUnsafeBytes(of: Checksum.of(bytes[...]).littleEndian) { bytes.append(contentsOf: $0) }
+        let checksum = bytes.withUnsafeBytes { Checksum.of($0) }
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
@@ -36,13 +39,17 @@ extension CacheEntry {
     /// (torn, truncated, damaged, another key's, or one object's record stored under another's
     /// key with its checksum made anew).
     public convenience init?(record: [UInt8], key expectedKey: String) {
-        guard record.count > 8 else { return nil }
-        var sum = ByteReader(record, from: record.count - 8)
-        guard let stored = sum.integer(), UInt64(bitPattern: stored) == Checksum.of(record.dropLast(8)) else {
+        guard record.count > 8, let version = record.first, version == 1 || version == Self.recordVersion else {
             return nil
         }
-        var reader = ByteReader(Array(record.dropLast(8)))
-        guard reader.byte() == Self.recordVersion, let key = reader.string(), key == expectedKey,
+        var sum = ByteReader(record, from: record.count - 8)
+        let computed = record.withUnsafeBytes { bytes in
+            let covered = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 8)])
+            return version == 1 ? Checksum.version1(covered) : Checksum.of(covered)
+        }
+        guard let stored = sum.integer(), UInt64(bitPattern: stored) == computed else { return nil }
+        var reader = ByteReader(record, from: 1, to: record.count - 8)
+        guard let key = reader.string(), key == expectedKey,
             let kind = reader.string().flatMap(ResourceKind.init(rawValue:)), let status = reader.length(),
             let storedAt = reader.double(), let freshUntil = reader.double(), let staleUntil = reader.double(),
             let revalidateUntil = reader.double(), let etag = reader.string(),
