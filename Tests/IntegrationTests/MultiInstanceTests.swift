@@ -186,7 +186,8 @@ struct MultiInstanceTests {
         try await group.waitUntilConnected()
         let before = try await group.upstreamStats().total
         #expect(try await group.get(0, "/objects/900").status == 200)
-        #expect(try await group.get(1, "/objects/900").header("Cache-Status")?.hasSuffix("detail=redis") == true)
+        let shared = try await group.get(1, "/objects/900").header("Cache-Status")
+        #expect(shared?.hasSuffix("detail=redis") == true, "\(shared ?? "no Cache-Status")")
         #expect(try await group.upstreamStats().total == before + 1)
         #expect(group.instances[0].standardError.contains("redis: reconnected to"))
     }

@@ -7,9 +7,7 @@ enum Gunzip {
     /// The bytes `compressed` decodes to. Throws when gzip refuses it (corrupt, truncated, not
     /// gzip). Runs on a thread of its own so the cooperative pool never blocks.
     static func inflate(_ compressed: [UInt8]) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try run(compressed) }) }.start()
-        }
+        try await BlockingIO.onThread { Result { try run(compressed) } }.get()
     }
 
     /// gzip reads its input from a file rather than a pipe: nothing to feed while it writes, and

@@ -39,17 +39,11 @@ enum RawHTTP {
     static func exchange(
         port: Int, request: [UInt8], hangUpAfter: Double? = nil, reset: Bool = false, readTimeout: Double = 10
     ) async throws -> Exchange {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(
-                    with: Result {
-                        try run(
-                            port: port, request: request, hangUpAfter: hangUpAfter, reset: reset,
-                            readTimeout: readTimeout)
-                    })
+        try await BlockingIO.onThread {
+            Result {
+                try run(port: port, request: request, hangUpAfter: hangUpAfter, reset: reset, readTimeout: readTimeout)
             }
-            thread.start()
-        }
+        }.get()
     }
 
     private static func run(
