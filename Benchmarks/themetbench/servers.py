@@ -71,13 +71,15 @@ def fixture_tree(supervisor: Supervisor) -> Path:
     return tree
 
 
-def start_fake(supervisor: Supervisor, bins: Path, fixtures: Path, latency_ms: int = 0) -> int:
-    """Starts a met-fixture-server; returns its port."""
+def start_fake(supervisor: Supervisor, bins: Path, fixtures: Path, latency_ms: int = 0,
+               synthetic: int = SYNTHETIC_IDS) -> int:
+    """Starts a met-fixture-server serving `synthetic` records; returns its port."""
     argv = [str(bins / "met-fixture-server"), "--port", "0", "--fixtures", str(fixtures),
-            "--synthetic", str(SYNTHETIC_IDS)]
+            "--synthetic", str(synthetic)]
     if latency_ms:
         argv += ["--latency", str(latency_ms)]
-    return listening_port(supervisor.start("fake" if not latency_ms else f"fake-{latency_ms}ms", argv))
+    name = f"fake-{latency_ms}ms" if latency_ms else "fake" if synthetic == SYNTHETIC_IDS else f"fake-{synthetic}"
+    return listening_port(supervisor.start(name, argv))
 
 
 def launch_themet(supervisor: Supervisor, bins: Path, upstream_port: int, data: Path | None = None,
