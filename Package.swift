@@ -78,7 +78,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The real Met over libcurl's multi interface, on its own libevent loop.
         .target(
-            name: "MetUpstream", dependencies: ["MetEngine", "CLibevent", "CCurl", "EventLoops"],
+            name: "MetUpstream", dependencies: ["MetEngine", "MetGzip", "CLibevent", "CCurl", "EventLoops"],
             swiftSettings: swiftSettings),
         // The server and the one-shot CLI commands: where the targets meet.
         .executableTarget(

@@ -1,8 +1,8 @@
 import CDeflate
 import Foundation
 
-/// gzip (RFC 1952) compression over libdeflate: the copies themet keeps of cached bodies, and the
-/// fake Met's bodies. (Upstream answers are decoded by libcurl.) Any thread.
+/// gzip (RFC 1952) over libdeflate: the copies themet keeps of cached bodies, the fake Met's bodies,
+/// and the upstream's gzip bodies read back (`decompress`). Any thread.
 ///
 /// libdeflate compresses a whole body in one call into a buffer sized by its bound, about three
 /// times as fast as zlib at the same level and a little smaller. A compressor holds a few hundred
@@ -31,6 +31,46 @@ public enum Gzip {
         }
 
         deinit { libdeflate_free_compressor(handle) }
+    }
+
+    /// Why `decompress` gave no body.
+    public enum DecodingError: Error, Equatable {
+        /// The member says it holds more than the limit: nothing was inflated.
+        case tooLarge
+        /// Not one whole gzip member (torn, damaged, trailing bytes, a checksum or length that
+        /// does not match what it inflates to).
+        case damaged
+    }
+
+    /// The bytes one gzip member `gzip` holds, if it inflates to at most `limit` bytes. The member's
+    /// own length field (ISIZE) sizes the output, so a body that claims more than `limit` is refused
+    /// before anything is inflated, and one that inflates to more than it claims is refused as
+    /// damaged (libdeflate stops at the end of the buffer it was given). Hostile input is safe.
+    public static func decompress(_ gzip: [UInt8], limit: Int) -> Result<[UInt8], DecodingError> {
+        // A header (10 bytes), a deflate stream (at least 2) and the trailer (8).
+        guard gzip.count >= 20 else { return .failure(.damaged) }
+        let size = gzip.withUnsafeBytes {
+            Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: $0.count - 4, as: UInt32.self)))
+        }
+        guard size <= limit else { return .failure(.tooLarge) }
+        guard let decompressor = libdeflate_alloc_decompressor() else {
+            preconditionFailure("libdeflate_alloc_decompressor failed (out of memory)")
+        }
+        defer { libdeflate_free_decompressor(decompressor) }
+        var consumed = 0
+        var result = LIBDEFLATE_BAD_DATA
+        let body = [UInt8](unsafeUninitializedCapacity: max(size, 1)) { buffer, count in
+            var produced = 0
+            result = gzip.withUnsafeBytes { input in
+                libdeflate_gzip_decompress_ex(
+                    decompressor, input.baseAddress, input.count, buffer.baseAddress, size, &consumed, &produced)
+            }
+            count = result == LIBDEFLATE_SUCCESS ? produced : 0
+        }
+        guard result == LIBDEFLATE_SUCCESS, consumed == gzip.count, body.count == size else {
+            return .failure(.damaged)
+        }
+        return .success(body)
     }
 
     /// Compresses `bytes` into one gzip member.

@@ -1,5 +1,7 @@
 import CCurl
+import Foundation
 import MetEngine
+import MetGzip
 
 /// One upstream request in flight on the curl thread: its easy handle, the body received so
 /// far, and the callback that gets the outcome exactly once.
@@ -92,8 +94,13 @@ final class CurlTransfer {
             ("CURLOPT_HTTP_VERSION", { ccurl_easy_set_long(self.easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1) }),
             ("CURLOPT_HTTPHEADER", { ccurl_easy_set_headers(self.easy, headers) }),
             ("CURLOPT_USERAGENT", { ccurl_easy_set_string(self.easy, CURLOPT_USERAGENT, CurlUpstream.userAgent) }),
-            // Asks for gzip and has curl decode it; the write callback sees decoded bytes.
+            // Asks for gzip, and has curl leave it as it came: the write callback sees the bytes on
+            // the wire, `decoded` inflates them, and they serve as the kept gzip copy.
             ("CURLOPT_ACCEPT_ENCODING", { ccurl_easy_set_string(self.easy, CURLOPT_ACCEPT_ENCODING, "gzip") }),
+            (
+                "CURLOPT_HTTP_CONTENT_DECODING",
+                { ccurl_easy_set_long(self.easy, CURLOPT_HTTP_CONTENT_DECODING, 0) }
+            ),
             // Threads: no signals for timeouts (curl's threaded resolver needs none).
             ("CURLOPT_NOSIGNAL", { ccurl_easy_set_long(self.easy, CURLOPT_NOSIGNAL, 1) }),
             ("CURLOPT_FOLLOWLOCATION", { ccurl_easy_set_long(self.easy, CURLOPT_FOLLOWLOCATION, 0) }),
@@ -124,8 +131,8 @@ final class CurlTransfer {
         return nil
     }
 
-    /// curl's write callback: appends decoded body bytes, or aborts (by taking fewer bytes than
-    /// offered) once the body would pass the limit.
+    /// curl's write callback: appends the body's bytes as they came (gzip stays gzip), or aborts
+    /// (by taking fewer bytes than offered) once the body would pass the limit.
     private static let receive: curl_write_callback = { data, size, count, context in
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
         let length = size * count
@@ -171,17 +178,37 @@ final class CurlTransfer {
             var type: UnsafeMutablePointer<CChar>?
             _ = ccurl_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
             _ = ccurl_easy_get_string(easy, CURLINFO_CONTENT_TYPE, &type)
-            return .success(
+            return decoded().map { body, gzipped in
                 UpstreamReply(
                     status: status, contentType: type.map { String(cString: $0) }, body: body,
                     validators: UpstreamValidators(etag: header("ETag"), lastModified: header("Last-Modified")),
-                    cacheControl: header("Cache-Control")))
+                    cacheControl: header("Cache-Control"), gzipped: gzipped)
+            }
         case CURLE_OPERATION_TIMEDOUT:
             return .failure(.timeout)
         case CURLE_BAD_CONTENT_ENCODING, CURLE_WEIRD_SERVER_REPLY:
             return .failure(.malformed(description(of: code)))
         default:
             return .failure(.unreachable(description(of: code)))
+        }
+    }
+
+    /// The body as sent (no `Content-Encoding`, or `identity`) or inflated from gzip, with the
+    /// gzip bytes it came as; a body larger than `maxBodyBytes` once inflated, a damaged gzip
+    /// member, or a coding this client did not ask for is malformed.
+    private func decoded() -> Result<(body: [UInt8], gzipped: [UInt8]?), UpstreamError> {
+        let coding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        switch coding {
+        case "", "identity":
+            return .success((body, nil))
+        case "gzip", "x-gzip":
+            switch Gzip.decompress(body, limit: maxBodyBytes) {
+            case .success(let inflated): return .success((inflated, body))
+            case .failure(.tooLarge): return .failure(.malformed("body larger than \(maxBodyBytes) bytes"))
+            case .failure(.damaged): return .failure(.malformed("a damaged gzip body"))
+            }
+        default:
+            return .failure(.malformed("Content-Encoding \(coding), which was not asked for"))
         }
     }
 

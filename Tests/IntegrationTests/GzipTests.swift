@@ -4,7 +4,8 @@ import MetGzip
 import Testing
 
 /// The gzip copies themet keeps, made by libdeflate, checked by another implementation: the
-/// system's `gzip -dc` (zlib's inflate) must give back exactly the bytes compressed.
+/// system's `gzip -dc` (zlib's inflate) must give back exactly the bytes compressed. And the
+/// upstream's gzip bodies read back (`Gzip.decompress`): whole members within the limit only.
 @Suite("gzip copies inflate to their bodies")
 struct GzipTests {
     /// Bodies of every shape a copy is made of: empty, one byte, JSON around the threshold, a
@@ -47,5 +48,28 @@ struct GzipTests {
             #expect(
                 try await Gunzip.inflate(copy) == Array("body \(index): ".utf8) + Self.bodies[5].prefix(50_000 + index))
         }
+    }
+
+    @Test(arguments: 0..<bodies.count)
+    func aMemberInflatesToItsBodyWithinTheLimitAndNotBeyond(index: Int) {
+        let body = Self.bodies[index]
+        let member = Gzip.compress(body)
+        #expect(Gzip.decompress(member, limit: body.count) == .success(body))
+        if !body.isEmpty { #expect(Gzip.decompress(member, limit: body.count - 1) == .failure(.tooLarge)) }
+    }
+
+    @Test func whatIsNotOneWholeMemberIsDamaged() {
+        let body = Self.bodies[3]
+        let member = Gzip.compress(body)
+        var flipped = member
+        flipped[member.count / 2] ^= 0x01
+        // Its length field one short of the body: the output ends before the stream does.
+        var lying = member
+        lying.replaceSubrange(
+            (member.count - 4)..., with: withUnsafeBytes(of: UInt32(body.count - 1).littleEndian, Array.init))
+        let damaged = [
+            [], Array(member.prefix(19)), Array(member.dropLast()), member + [0], member + member, flipped, lying,
+        ]
+        for bytes in damaged { #expect(Gzip.decompress(bytes, limit: 1 << 20) == .failure(.damaged)) }
     }
 }

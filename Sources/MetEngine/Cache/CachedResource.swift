@@ -24,9 +24,11 @@ extension MetResource: CachedResource {
         from answer: CacheableAnswer, key: String, standIn: CacheEntry?, storedAt: Double, policy: FreshnessPolicy,
         compress: (@Sendable ([UInt8]) -> [UInt8])?
     ) -> CacheEntry? {
-        CacheEntry(
+        // The upstream's gzip copy when it sent one: the same bytes compressed, without the cost.
+        let copy = answer.gzipped.map { gzipped in { @Sendable (_: [UInt8]) in gzipped } } ?? compress
+        return CacheEntry(
             key: key, kind: kind, status: answer.status, body: answer.body, storedAt: storedAt, policy: policy,
-            message: answer.message, details: answer.details, compress: compress)
+            message: answer.message, details: answer.details, compress: compress == nil ? nil : copy)
     }
 }
 

@@ -10,6 +10,8 @@ public struct CacheableAnswer: Sendable, Equatable {
     public var message: String? = nil
     /// For a 200, what validating the body read from it (an object's summary, an ID list).
     public var details: EntryDetails = .none
+    /// The upstream's gzip encoding of `body`, when it sent one (`UpstreamReply.gzipped`).
+    public var gzipped: [UInt8]? = nil
 }
 
 /// How the API's replies are judged: 200 bodies validated (the JSON the resource returns), the
@@ -20,7 +22,7 @@ extension MetResource: UpstreamRequest {
         switch reply.status {
         case 200:
             return Self.details(of: reply.body, for: self).map {
-                CacheableAnswer(status: 200, body: reply.body, details: $0)
+                CacheableAnswer(status: 200, body: reply.body, details: $0, gzipped: reply.gzipped)
             }
         case 404 where kind == .object:
             guard let error = try? JSONDecoder().decode(MessageBody.self, from: Data(reply.body)) else {

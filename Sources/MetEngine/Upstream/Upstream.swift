@@ -10,16 +10,21 @@ public struct UpstreamReply: Sendable, Equatable {
     public var validators: UpstreamValidators
     /// The `Cache-Control` field the upstream sent, if any.
     public var cacheControl: String?
+    /// The upstream's own gzip encoding of `body`, as it came, when it sent one: it was inflated
+    /// to `body` (so it holds exactly `body`), and serves as the kept gzip copy without
+    /// compressing the body again.
+    public var gzipped: [UInt8]?
 
     public init(
         status: Int, contentType: String?, body: [UInt8], validators: UpstreamValidators = UpstreamValidators(),
-        cacheControl: String? = nil
+        cacheControl: String? = nil, gzipped: [UInt8]? = nil
     ) {
         self.status = status
         self.contentType = contentType
         self.body = body
         self.validators = validators
         self.cacheControl = cacheControl
+        self.gzipped = gzipped
     }
 }
 
