@@ -195,11 +195,12 @@ final class CurlTransfer {
 
     /// The body as sent (no `Content-Encoding`, or `identity`) or inflated from gzip, with the
     /// gzip bytes it came as; a body larger than `maxBodyBytes` once inflated, a damaged gzip
-    /// member, or a coding this client did not ask for is malformed.
+    /// member, or a coding this client did not ask for is malformed. No body (a 304, which may
+    /// name the coding of the representation it stands for) is no body.
     private func decoded() -> Result<(body: [UInt8], gzipped: [UInt8]?), UpstreamError> {
         let coding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         switch coding {
-        case "", "identity":
+        case _ where body.isEmpty, "", "identity":
             return .success((body, nil))
         case "gzip", "x-gzip":
             switch Gzip.decompress(body, limit: maxBodyBytes) {
