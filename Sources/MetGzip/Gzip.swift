@@ -89,10 +89,15 @@ public enum Gzip {
         }
         // 0 means the bound was too small, which libdeflate's own bound rules out.
         precondition(!output.isEmpty, "libdeflate_gzip_compress overflowed its own bound")
-        // A cached copy lives as long as its entry: exactly sized, without the bound's slack (the
-        // bound is the input's size and more; JSON compresses to a third of it).
-        return [UInt8](unsafeUninitializedCapacity: output.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: output)
+        // The bound is the input's size and more; JSON compresses to a third of it.
+        return exactlySized(output)
+    }
+
+    /// `bytes` in an array of exactly their size: a cached copy lives as long as its entry, so
+    /// without the slack of a bound or of an array grown by appending (up to twice its bytes).
+    public static func exactlySized(_ bytes: [UInt8]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: bytes)
         }
     }
 }

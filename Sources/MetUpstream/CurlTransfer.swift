@@ -204,7 +204,8 @@ final class CurlTransfer {
             return .success((body, nil))
         case "gzip", "x-gzip":
             switch Gzip.decompress(body, limit: maxBodyBytes) {
-            case .success(let inflated): return .success((inflated, body))
+            // The copy is kept with the entry: not in the array the callback grew.
+            case .success(let inflated): return .success((inflated, Gzip.exactlySized(body)))
             case .failure(.tooLarge): return .failure(.malformed("body larger than \(maxBodyBytes) bytes"))
             case .failure(.damaged): return .failure(.malformed("a damaged gzip body"))
             }
