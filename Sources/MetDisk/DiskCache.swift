@@ -102,12 +102,15 @@ public final class DiskCache: PersistentTier {
     private func read(_ key: String, countingMisses: Bool) -> CacheEntry? {
         guard !closed.withLock({ $0 }) else { return nil }
         if let queued = writer.queued(key) { return queued }
-        let row: (record: [UInt8], usedAt: Int64)?
+        let row: (entry: CacheEntry?, usedAt: Int64)?
         do {
-            row = try withReader { reader throws(SQLiteError) -> ([UInt8], Int64)? in
+            // The record is restored where SQLite holds it, before the statement is reset.
+            row = try withReader { reader throws(SQLiteError) -> (CacheEntry?, Int64)? in
                 try reader.select.bind(.text(key))
                 defer { reader.select.reset() }
-                return try reader.select.step() ? (reader.select.blob(at: 0), reader.select.integer(at: 1)) : nil
+                guard try reader.select.step() else { return nil }
+                let entry = reader.select.withBlob(at: 0) { CacheEntry(record: $0, key: key) }
+                return (entry, reader.select.integer(at: 1))
             }
         } catch {
             counts.withLock { $0.errors += 1 }
@@ -123,7 +126,7 @@ public final class DiskCache: PersistentTier {
             if countingMisses { counts.withLock { $0.misses += 1 } }
             return nil
         }
-        guard let entry = CacheEntry(record: row.record, key: key) else {
+        guard let entry = row.entry else {
             counts.withLock { $0.corrupt += 1 }
             logger.warning("\(path): the row of \(key) is damaged (checksum or format); treated as a miss and removed")
             writer.remove(key)

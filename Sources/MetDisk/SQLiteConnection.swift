@@ -135,6 +135,16 @@ final class SQLiteStatement {
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
         return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
     }
+
+    /// `body` given a BLOB column's bytes where SQLite holds them (empty for NULL or an empty
+    /// blob): valid only until `body` returns, and until the statement steps or resets.
+    func withBlob<Result>(at column: Int32, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else {
+            return body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return body(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
 }
 
 /// A value bound to a statement's parameter.

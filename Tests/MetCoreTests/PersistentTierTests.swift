@@ -260,6 +260,63 @@ struct PersistentTierTests {
         }
     }
 
+    @Test func aRecordsStringsAreReadAsTheyWereWrittenAndInvalidUTF8IsRefused() throws {
+        // ASCII and not, of lengths on both sides of the eight-byte steps ASCII is checked in.
+        let texts = ["", "a", "1234567", "12345678", "123456789", "é", "1234567é", "Société ✓ 葛飾北斎", "🎨🎨🎨 x"]
+        for text in texts {
+            var summary = ObjectSummary(objectID: 5)
+            summary.title = text
+            summary.medium = text + text
+            let entry = CacheEntry(
+                key: "/public/collection/v1/objects/5", kind: .object, status: 200,
+                body: Array(Sample.object(5).utf8), storedAt: 1_000, policy: FreshnessPolicy(),
+                details: .object(summary))
+            let restored = try #require(CacheEntry(record: entry.record, key: entry.key))
+            #expect(restored.details == entry.details, "\(text)")
+        }
+        // A title whose bytes are not UTF-8, under a checksum made for them, is refused: an
+        // ASCII run with one byte of 0xFF, and a sequence cut after its lead byte.
+        for bad in [[UInt8](repeating: 0x41, count: 11) + [0xFF], [0x41, 0xE9, 0x41], [0xC3]] {
+            var summary = ObjectSummary(objectID: 5)
+            summary.title = String(repeating: "Q", count: bad.count)
+            let entry = CacheEntry(
+                key: "/public/collection/v1/objects/5", kind: .object, status: 200,
+                body: Array(Sample.object(5).utf8), storedAt: 1_000, policy: FreshnessPolicy(),
+                details: .object(summary))
+            var covered = Array(entry.record.dropLast(8))
+            let at = try #require(Self.offset(of: Array(summary.title!.utf8), in: covered))
+            covered.replaceSubrange(at..<at + bad.count, with: bad)
+            let damaged = Self.record(covered + [UInt8](repeating: 0, count: 8), as: 2, checksum: Checksum.of)
+            #expect(CacheEntry(record: damaged, key: entry.key) == nil, "\(bad)")
+        }
+    }
+
+    @Test func aRecordsGzipTagMustBeTheOneItsETagMakes() throws {
+        let entry = CacheEntry(
+            key: "/public/collection/v1/objects/5", kind: .object, status: 200,
+            body: Array(Sample.object(5).utf8) + Array(repeating: 0x20, count: 2_000), storedAt: 1_000,
+            policy: FreshnessPolicy(), compress: { Array($0.prefix(64)) })
+        let tag = try #require(entry.gzippedETag)
+        #expect(tag == String(entry.etag.dropLast()) + "-gzip\"")
+        #expect(CacheEntry(record: entry.record, key: entry.key)?.gzippedETag == tag)
+        // The same length, one byte changed in its ETag part and then in its suffix, with the
+        // checksum made anew: refused.
+        let covered = Array(entry.record.dropLast(8))
+        let at = try #require(Self.offset(of: Array(tag.utf8), in: covered))
+        for index in [at + 1, at + tag.utf8.count - 3] {
+            var forged = covered
+            forged[index] ^= 0x01
+            let record = Self.record(forged + [UInt8](repeating: 0, count: 8), as: 2, checksum: Checksum.of)
+            #expect(CacheEntry(record: record, key: entry.key) == nil)
+        }
+    }
+
+    /// Where `needle` first occurs in `haystack`.
+    private static func offset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { haystack[$0..<$0 + needle.count].elementsEqual(needle) }
+    }
+
     /// `record` with its version byte set to `version` and its checksum made anew by `checksum`.
     private static func record(
         _ record: [UInt8], as version: UInt8, checksum: (UnsafeRawBufferPointer) -> UInt64

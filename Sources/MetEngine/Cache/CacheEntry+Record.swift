@@ -38,33 +38,73 @@ extension CacheEntry {
     /// matches, and an object record's own `objectID` is the one its key names; nil otherwise
     /// (torn, truncated, damaged, another key's, or one object's record stored under another's
     /// key with its checksum made anew).
-    public convenience init?(record: [UInt8], key expectedKey: String) {
-        guard record.count > 8, let version = record.first, version == 1 || version == Self.recordVersion else {
-            return nil
-        }
+    public convenience init?(record: [UInt8], key: String) {
+        guard let fields = record.withUnsafeBytes({ RecordFields(record: $0, key: key) }) else { return nil }
+        self.init(fields)
+    }
+
+    /// The same, read where the record lies (an SQLite row's blob, valid until its statement
+    /// steps on), without a copy of the whole record first.
+    public convenience init?(record: UnsafeRawBufferPointer, key: String) {
+        guard let fields = RecordFields(record: record, key: key) else { return nil }
+        self.init(fields)
+    }
+
+    private convenience init(_ fields: RecordFields) {
+        self.init(
+            key: fields.key, kind: fields.kind, status: fields.status, body: fields.body, etag: fields.etag,
+            gzipped: fields.gzipped, message: fields.message, details: fields.details, storedAt: fields.storedAt,
+            freshUntil: fields.freshUntil, staleUntil: fields.staleUntil, revalidateUntil: fields.revalidateUntil)
+    }
+}
+
+/// A record's members, read and checked (see `CacheEntry.init(record:key:)`).
+private struct RecordFields {
+    let key: String
+    let kind: ResourceKind
+    let status: Int
+    let storedAt: Double
+    let freshUntil: Double
+    let staleUntil: Double
+    let revalidateUntil: Double
+    let etag: String
+    let message: String?
+    let body: [UInt8]
+    let gzipped: [UInt8]?
+    let details: EntryDetails
+
+    /// The members of `record`, or nil (see `CacheEntry.init(record:key:)`). The key is
+    /// compared byte by byte and `key` itself kept, and the gzip copy's ETag, which follows from
+    /// the ETag, is checked where it lies: neither is made into a string.
+    init?(record: UnsafeRawBufferPointer, key: String) {
+        guard record.count > 8, let version = record.first,
+            version == 1 || version == CacheEntry.recordVersion
+        else { return nil }
+        let covered = UnsafeRawBufferPointer(rebasing: record[..<(record.count - 8)])
+        let computed = version == 1 ? Checksum.version1(covered) : Checksum.of(covered)
         var sum = ByteReader(record, from: record.count - 8)
-        let computed = record.withUnsafeBytes { bytes in
-            let covered = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 8)])
-            return version == 1 ? Checksum.version1(covered) : Checksum.of(covered)
-        }
         guard let stored = sum.integer(), UInt64(bitPattern: stored) == computed else { return nil }
         var reader = ByteReader(record, from: 1, to: record.count - 8)
-        guard let key = reader.string(), key == expectedKey,
+        guard reader.string(where: { $0.elementsEqual(key.utf8) }),
             let kind = reader.string().flatMap(ResourceKind.init(rawValue:)), let status = reader.length(),
             let storedAt = reader.double(), let freshUntil = reader.double(), let staleUntil = reader.double(),
             let revalidateUntil = reader.double(), let etag = reader.string(),
-            let gzippedETag = reader.optional({ $0.string() }), let message = reader.optional({ $0.string() }),
+            let gzippedETag = reader.optional({ reader in
+                reader.string(where: { CacheEntry.isGzippedETag($0, of: etag) }) ? () : nil
+            }),
+            let message = reader.optional({ $0.string() }),
             let body = reader.blob(), let gzipped = reader.optional({ $0.blob() }),
             let details = EntryDetails.read(from: &reader), reader.isAtEnd,
-            gzippedETag == gzipped.map({ _ in Self.gzippedETag(of: etag) })
+            (gzippedETag != nil) == (gzipped != nil)
         else { return nil }
         if case .object(let summary) = details {
             guard kind == .object, key == MetResource.object(id: summary.objectID).cacheKey else { return nil }
         }
-        self.init(
-            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, message: message,
-            details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,
-            revalidateUntil: revalidateUntil)
+        (self.key, self.kind, self.status, self.etag, self.message) = (key, kind, status, etag, message)
+        (self.storedAt, self.freshUntil, self.staleUntil, self.revalidateUntil) = (
+            storedAt, freshUntil, staleUntil, revalidateUntil
+        )
+        (self.body, self.gzipped, self.details) = (body, gzipped, details)
     }
 }
 
@@ -104,16 +144,25 @@ extension EntryDetails {
             return EntryDetails.none
         case 1:
             guard let objectID = reader.integer() else { return nil }
-            var texts: [String?] = []
-            for _ in 0..<ObjectSummary.textCount {
-                guard let text = reader.optional({ $0.string() }) else { return nil }
-                texts.append(text)
+            var summary = ObjectSummary(objectID: Int(objectID))
+            // Straight into the summary's members, in `texts`' order: no array made and grown.
+            var damaged = false
+            func text() -> String? {
+                guard let text = reader.optional({ $0.string() }) else {
+                    damaged = true
+                    return nil
+                }
+                return text
             }
-            guard let begin = reader.optional({ $0.integer() }), let end = reader.optional({ $0.integer() }),
+            (summary.title, summary.artistDisplayName, summary.objectDate, summary.medium) = (
+                text(), text(), text(), text()
+            )
+            (summary.creditLine, summary.primaryImage, summary.primaryImageSmall, summary.objectURL) = (
+                text(), text(), text(), text()
+            )
+            guard !damaged, let begin = reader.optional({ $0.integer() }), let end = reader.optional({ $0.integer() }),
                 let publicDomain = reader.optional({ $0.byte() })
             else { return nil }
-            var summary = ObjectSummary(objectID: Int(objectID))
-            summary.texts = texts
             summary.objectBeginDate = begin.map { Int($0) }
             summary.objectEndDate = end.map { Int($0) }
             summary.isPublicDomain = publicDomain.map { $0 != 0 }
@@ -142,17 +191,9 @@ extension EntryDetails {
 }
 
 extension ObjectSummary {
-    /// How many optional strings `texts` holds.
-    fileprivate static let textCount = 8
-
-    /// The optional strings, in one fixed order, for the record.
+    /// The optional strings, in one fixed order, for the record (`EntryDetails.read` reads them
+    /// back in this order).
     fileprivate var texts: [String?] {
-        get { [title, artistDisplayName, objectDate, medium, creditLine, primaryImage, primaryImageSmall, objectURL] }
-        set {
-            (title, artistDisplayName, objectDate, medium) = (newValue[0], newValue[1], newValue[2], newValue[3])
-            (creditLine, primaryImage, primaryImageSmall, objectURL) = (
-                newValue[4], newValue[5], newValue[6], newValue[7]
-            )
-        }
+        [title, artistDisplayName, objectDate, medium, creditLine, primaryImage, primaryImageSmall, objectURL]
     }
 }

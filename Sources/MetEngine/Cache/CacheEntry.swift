@@ -111,8 +111,22 @@ public final class CacheEntry: Sendable {
             staleUntil: time + (staleUntil - freshUntil), revalidateUntil: time + (revalidateUntil - freshUntil))
     }
 
-    /// The entity tag of the gzip form of a body whose tag is `etag`.
-    package static func gzippedETag(of etag: String) -> String { String(etag.dropLast()) + "-gzip\"" }
+    /// The entity tag of the gzip form of a body whose tag is `etag`. Cut by its UTF-8 (a tag is
+    /// ASCII): cutting a `String` by `Character`s runs grapheme breaking over all of it.
+    package static func gzippedETag(of etag: String) -> String {
+        String(decoding: etag.utf8.dropLast(), as: UTF8.self) + gzipSuffix
+    }
+
+    /// Whether `bytes` are the UTF-8 of `gzippedETag(of: etag)`.
+    package static func isGzippedETag(_ bytes: UnsafeRawBufferPointer, of etag: String) -> Bool {
+        let kept = etag.utf8.count - 1
+        return kept >= 0 && bytes.count == kept + gzipSuffix.utf8.count
+            && bytes.prefix(kept).elementsEqual(etag.utf8.prefix(kept))
+            && bytes.dropFirst(kept).elementsEqual(gzipSuffix.utf8)
+    }
+
+    /// What `gzippedETag(of:)` puts in place of a tag's closing quote.
+    private static let gzipSuffix = "-gzip\""
 
     /// Whether the entry can be served without asking the upstream at `time`.
     public func isFresh(at time: Double) -> Bool { time < freshUntil }
