@@ -209,10 +209,16 @@ final class HTTPLoop: @unchecked Sendable {
             AccessRecord(
                 time: started.time, client: response.clientAddress ?? connection.peer.text,
                 requestID: started.requestID,
-                method: String(head.method.prefix(20)), target: String(head.target.prefix(2_048)),
+                method: Self.clipped(head.method, to: 20), target: Self.clipped(head.target, to: 2_048),
                 status: response.status, bytes: bytes, duration: duration, cache: response.cacheOutcome,
                 upstream: suspended ? duration : nil,
-                userAgent: head.field(named: "User-Agent").map { String($0.prefix(512)) }))
+                userAgent: head.field(named: "User-Agent").map { Self.clipped($0, to: 512) }))
+    }
+
+    /// `text`'s first `limit` characters: `text` itself when its UTF-8 is no longer than that
+    /// (nearly always, and known without walking it), else cut by characters.
+    private static func clipped(_ text: String, to limit: Int) -> String {
+        text.utf8.count <= limit ? text : String(text.prefix(limit))
     }
 
     // MARK: Shutdown

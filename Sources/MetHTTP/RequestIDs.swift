@@ -25,15 +25,18 @@ package struct RequestIDs {
     /// makes do not repeat).
     package mutating func next() -> String {
         var value = generator.next()
-        var digits = [UInt8](repeating: 0, count: 16)
-        for index in (0..<16).reversed() {
-            digits[index] = Self.hexDigits[Int(value & 0xF)]
-            value >>= 4
+        return String(unsafeUninitializedCapacity: 16) { digits in
+            for index in (0..<16).reversed() {
+                digits[index] = Self.hexDigit(UInt8(truncatingIfNeeded: value) & 0xF)
+                value >>= 4
+            }
+            return 16
         }
-        return String(decoding: digits, as: UTF8.self)
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
 
     static func isUsable(_ id: String) -> Bool {
         (1...maxLength).contains(id.utf8.count)
