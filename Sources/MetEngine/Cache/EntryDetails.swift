@@ -103,12 +103,15 @@ public struct ObjectSummary: Sendable, Equatable {
 
     /// What its strings take from the allocator (the rest is inline in the entry, and charged
     /// with it): those over 15 UTF-8 bytes, which Swift keeps inline, are heap blocks.
+    /// Summed member by member: an array of them, made on every admission into memory, cost
+    /// 1.5 % of a disk hit.
     package var cost: Int {
-        [title, artistDisplayName, objectDate, medium, creditLine, primaryImage, primaryImageSmall, objectURL]
-            .reduce(0) { total, text in
-                guard let count = text?.utf8.count, count > 15 else { return total }
-                return total + count + CacheEntry.heapBlock
-            }
+        func heap(_ text: String?) -> Int {
+            guard let count = text?.utf8.count, count > 15 else { return 0 }
+            return count + CacheEntry.heapBlock
+        }
+        return heap(title) + heap(artistDisplayName) + heap(objectDate) + heap(medium) + heap(creditLine)
+            + heap(primaryImage) + heap(primaryImageSmall) + heap(objectURL)
     }
 
     private static let names = [
