@@ -45,6 +45,12 @@ int vips_flatten(VipsImage *in, VipsImage **out, ...);
 int vips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len, ...);
 int vips_image_get_n_pages(VipsImage *image);
 int vips_avg(VipsImage *in, double *out, ...);
+// glibc's allocator, which libvips's pixel buffers come from (Swift's Glibc module leaves out
+// <malloc.h>). glibc raises its mmap threshold to the largest mapped block freed (up to 32 MiB);
+// after one large picture, buffers of that size come from malloc's arenas, whose pages stay in
+// the process. A fixed threshold keeps larger blocks mapped and unmapped when freed.
+#include <malloc.h>
+static inline int cvips_map_blocks_from(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 // The enum values the wrappers pass (VipsForeignTiffCompression, VipsAccess).
 enum { CVIPS_TIFF_COMPRESSION_JPEG = 1, CVIPS_ACCESS_RANDOM = 0 };
 

@@ -16,6 +16,10 @@ public enum Vips {
                 // A decode never reads past what the file holds, and operations never cache
                 // whole results: the image tier keeps what should be kept.
                 vips_cache_set_max(0)
+                // Blocks of half a mebibyte and more (pixel strips, decoded pictures) are mapped
+                // and go back to the kernel when freed, instead of leaving their pages in malloc's
+                // arenas: after the bench's picture steps, 19 MiB less RSS (60,000 records cached).
+                _ = cvips_map_blocks_from(512 * 1_024)
             }
             state = ok
             return ok
