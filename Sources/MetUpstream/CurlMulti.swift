@@ -23,6 +23,11 @@ final class CurlMulti: @unchecked Sendable {
     private let settings: CurlTransfer.Settings
     /// Transfers in flight, by ID. Curl thread only.
     private var transfers: [UInt64: CurlTransfer] = [:]
+    /// Easy handles of finished transfers, for the next ones: a new handle for every transfer
+    /// (`curl_easy_init`, `curl_easy_cleanup`) was the largest of a fill's allocations. At most
+    /// `idleLimit`. Curl thread only.
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private let idleLimit: Int
 
     /// Creates the multi handle and its loop and starts the loop's thread, which runs for the
     /// life of the process.
@@ -42,6 +47,7 @@ final class CurlMulti: @unchecked Sendable {
         self.headers = list
         headerLines = headers
         self.settings = settings
+        idleLimit = max(connections, 2)
         do {
             timer = try LoopTimer(on: loop) { [unowned self] in timerFired() }
         } catch {
@@ -74,14 +80,29 @@ final class CurlMulti: @unchecked Sendable {
                 extraHeaders.isEmpty ? .shared(headers) : .own(headerLines + extraHeaders)
             guard
                 let transfer = CurlTransfer.make(
-                    id: id, url: url, settings: settings, headers: requestHeaders, deliver: deliver)
+                    id: id, easy: idleHandles.popLast() ?? curl_easy_init(), url: url, settings: settings,
+                    headers: requestHeaders, deliver: deliver)
             else { return }
             guard curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
                 transfer.finish(CURLE_FAILED_INIT)
+                recycle(transfer.easy)
                 return
             }
             transfers[id] = transfer
         }
+    }
+
+    /// Keeps the handle of a transfer that is over (removed from the multi, its outcome
+    /// delivered) for the next one, or frees it when `idleLimit` are kept. Its pointers to the
+    /// transfer are cleared: nothing of a finished transfer is reachable from an idle handle.
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        guard idleHandles.count < idleLimit else { return curl_easy_cleanup(easy) }
+        _ = ccurl_easy_set_pointer(easy, CURLOPT_ERRORBUFFER, nil)
+        _ = ccurl_easy_set_pointer(easy, CURLOPT_PRIVATE, nil)
+        _ = ccurl_easy_set_pointer(easy, CURLOPT_WRITEDATA, nil)
+        _ = ccurl_easy_set_pointer(easy, CURLOPT_XFERINFODATA, nil)
+        _ = ccurl_easy_set_headers(easy, nil)
+        idleHandles.append(easy)
     }
 
     /// Abandons transfer `id`: its `deliver` gets `.cancelled` unless it finished already.
@@ -91,6 +112,7 @@ final class CurlMulti: @unchecked Sendable {
             guard let transfer = transfers.removeValue(forKey: id) else { return }
             curl_multi_remove_handle(multi, transfer.easy)
             transfer.cancel()
+            recycle(transfer.easy)
         }
     }
 
@@ -170,6 +192,7 @@ final class CurlMulti: @unchecked Sendable {
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
             transfers[transfer.id] = nil
             transfer.finish(code)
+            recycle(easy)
         }
     }
 }

@@ -38,7 +38,7 @@ public final class CurlUpstream: Upstream {
             settings: CurlTransfer.Settings(
                 connectTimeoutMilliseconds: Self.milliseconds(connectTimeout),
                 totalTimeoutMilliseconds: Self.milliseconds(timeout), maxBodyBytes: maxBodyBytes),
-            headers: ["Accept: \(accept)"], connections: connections)
+            headers: ["Accept: \(accept)", CurlTransfer.acceptEncoding], connections: connections)
     }
 
     public var location: String { origin }

@@ -118,6 +118,37 @@ struct CurlUpstreamTests {
         #expect(try await Self.get(.ordinary, from: client).get().status == 200)
     }
 
+    /// Finished transfers' handles are used again (`CurlMulti.recycle`): one after another, calls
+    /// of every kind on one client each get their own answer, with nothing of the call before
+    /// (its header lines, its body, its failure).
+    @Test func aCallOnAHandleUsedBeforeGetsOnlyItsOwnAnswer() async throws {
+        let upstream = try MisbehavingUpstream()
+        let client = try Self.client(of: upstream)
+        let validated = Self.objects + String(MisbehavingUpstream.Behaviour.validated.rawValue)
+        let tags = UpstreamValidators(etag: MisbehavingUpstream.validatedTag, lastModified: nil)
+        for round in 0..<12 {
+            switch round % 4 {
+            case 0:
+                let reply = try await client.get(path: validated, query: [], conditions: tags)
+                #expect(reply.status == 304 && reply.body.isEmpty, "round \(round)")
+            case 1:
+                // Right after a conditional call: no If-None-Match is left on the handle.
+                let reply = try await client.get(path: validated, query: [])
+                #expect(reply.status == 200 && reply.body == Array("JPEG".utf8), "round \(round)")
+            case 2:
+                let failure = await Self.get(.gzipBomb, from: client)
+                #expect(failure == .failure(.malformed("body larger than 1048576 bytes")), "round \(round)")
+            default:
+                let reply = try await Self.get(.ordinary, from: client).get()
+                #expect(
+                    String(decoding: reply.body, as: UTF8.self) == #"{"objectID":6,"title":"An ordinary record"}"#,
+                    "round \(round)")
+                #expect(reply.validators.etag == nil && reply.cacheControl == nil, "round \(round)")
+            }
+        }
+        #expect(upstream.requests(for: .validated) == 6)
+    }
+
     @Test func concurrentCallsEachGetTheirOwnAnswer() async throws {
         let upstream = try MisbehavingUpstream()
         let client = try Self.client(of: upstream)
