@@ -258,6 +258,37 @@ struct DiskCacheTests {
         #expect(disk.statistics.misses == 0)
     }
 
+    /// The task after a loop read that found no row takes that absence (counted once), unless the
+    /// key was stored or removed since: what this process stores is never missed.
+    @Test func aTaskTakesTheLoopsAbsenceUnlessTheKeyWasStoredSince() throws {
+        let directory = TemporaryDirectory()
+        let disk = try Self.open(directory)
+        defer { disk.close() }
+        try Self.waitForCount(disk)
+        // Another process (a second connection to the file) stores a row after the loop's read:
+        // the task does not ask SQLite again, and the miss is counted once.
+        guard case .absent = disk.entryAtOnce(for: Self.entry(3).key) else {
+            Issue.record("a key never stored is not read as absent")
+            return
+        }
+        let other = try Self.open(directory)
+        other.store(Self.entry(3))
+        other.close()
+        #expect(disk.entry(for: Self.entry(3).key) == nil)
+        #expect(disk.statistics.misses == 1)
+        // Taken once: the next read asks SQLite, and finds the row.
+        Self.expectSame(disk.entry(for: Self.entry(3).key), Self.entry(3))
+        // Stored by this process after the loop's read, and written out: read, not missed.
+        guard case .absent = disk.entryAtOnce(for: Self.entry(4).key) else {
+            Issue.record("a key never stored is not read as absent")
+            return
+        }
+        disk.store(Self.entry(4))
+        disk.flush()
+        Self.expectSame(disk.entry(for: Self.entry(4).key), Self.entry(4))
+        #expect(disk.statistics.misses == 1)
+    }
+
     /// Waits (at most 5 s) until the writer has counted the rows at start-up.
     private static func waitForCount(_ disk: DiskCache) throws {
         for _ in 0..<500 where disk.statistics.bytes == nil { usleep(10_000) }

@@ -13,8 +13,9 @@ public protocol PersistentTier: Sendable {
 
     /// `entry(for:)` made on a loop thread, so that a hit needs no task: `.declined` without
     /// reading while the tier's reads have lately been slow (the page cache does not hold its file,
-    /// the disk is busy), and a miss (`.absent`) is not counted (the caller reads again in a task,
-    /// which counts it). A tier that cannot read without blocking declines.
+    /// the disk is busy), and a miss (`.absent`) is not counted (the caller goes on in a task,
+    /// whose `entry(for:)` counts it, and may take that absence instead of reading again). A tier
+    /// that cannot read without blocking declines.
     func entryAtOnce(for key: String) -> AtOnceRead
 
     /// Queues `entry` to be stored, replacing any entry with its key.
