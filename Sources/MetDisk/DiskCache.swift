@@ -135,7 +135,7 @@ public final class DiskCache: PersistentTier {
                 try reader.select.bind(.text(key))
                 defer { reader.select.reset() }
                 guard try reader.select.step() else { return nil }
-                let entry = reader.select.withBlob(at: 0) { CacheEntry(record: $0, key: key) }
+                let entry = reader.select.withBlob(at: 0) { CacheEntry.restored(record: $0, key: key) }
                 return (entry, reader.select.integer(at: 1))
             }
         } catch {

@@ -129,7 +129,7 @@ public final class ImageFileTier: FileTier {
             figures.withLock { $0.misses += 1 }
             return nil
         }
-        guard let stored = CacheEntry(record: row.record, key: key) else {
+        guard let stored = CacheEntry.restored(record: row.record, key: key) else {
             return damaged(key, "its index row is damaged (checksum or format)")
         }
         var body: [UInt8] = []

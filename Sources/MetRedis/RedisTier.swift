@@ -200,7 +200,7 @@ public final class RedisTier: SharedTier {
     }
 
     /// The entry a stored value holds for `key`: its signature verified (with a secret), no larger
-    /// than `recordLimit`, whole, and `key`'s own (`CacheEntry(record:key:)`); nil otherwise.
+    /// than `recordLimit`, whole, and `key`'s own (`CacheEntry.restored(record:key:)`); nil otherwise.
     private func restore(_ stored: [UInt8], key: String) -> CacheEntry? {
         var record = stored
         if let seal {
@@ -208,7 +208,7 @@ public final class RedisTier: SharedTier {
             record = opened
         }
         guard record.count <= recordLimit else { return nil }
-        return CacheEntry(record: record, key: key)
+        return CacheEntry.restored(record: record, key: key)
     }
 
     public func remove(_ key: String) async -> Bool? {

@@ -247,7 +247,7 @@ struct RedisTrustTests {
         var entry: CacheEntry?
         for _ in 0..<100 where entry == nil {
             if case .bulk(let stored?) = try await client.command("GET", group.prefix + "entry:" + objectKey(source)) {
-                entry = CacheEntry(record: stored, key: objectKey(source))
+                entry = CacheEntry.restored(record: stored, key: objectKey(source))
             } else {
                 try await Task.sleep(for: .milliseconds(50))
             }

@@ -87,7 +87,7 @@ struct ImageResourceTests {
             Self.resource.entry(
                 from: try Self.resource.judge(Self.reply(200, Self.jpeg)).get(), key: Self.path, standIn: nil,
                 storedAt: 1_000, policy: FreshnessPolicy(), compress: nil))
-        let restored = try #require(CacheEntry(record: entry.record, key: Self.path))
+        let restored = try #require(CacheEntry.restored(record: entry.record, key: Self.path))
         #expect(restored.details == entry.details && restored.body == entry.body && restored.kind == .image)
     }
 

@@ -18,7 +18,7 @@ final class RecordingTier: PersistentTier {
 
     func entry(for key: String) -> CacheEntry? {
         reads.withLock { $0 += 1 }
-        return rows.withLock { $0[key] }.flatMap { CacheEntry(record: $0, key: key) }
+        return rows.withLock { $0[key] }.flatMap { CacheEntry.restored(record: $0, key: key) }
     }
 
     func entryAtOnce(for key: String) -> AtOnceRead {
@@ -209,20 +209,20 @@ struct PersistentTierTests {
             key: Sample.objectKey(300), kind: .object, status: 200, body: Array(Sample.object(100).utf8),
             storedAt: 1_000, policy: FreshnessPolicy(),
             details: EntryDetails.read(Array(Sample.object(100).utf8), kind: .object), compress: nil)
-        #expect(CacheEntry(record: forged.record, key: Sample.objectKey(300)) == nil)
+        #expect(CacheEntry.restored(record: forged.record, key: Sample.objectKey(300)) == nil)
         // An object's summary under a key of another kind is refused too.
         let listKey = MetResource.objectList(departmentIds: [], metadataDate: nil).cacheKey
         let misfiled = CacheEntry(
             key: listKey, kind: .objectList, status: 200, body: Array(Sample.object(100).utf8), storedAt: 1_000,
             policy: FreshnessPolicy(), details: EntryDetails.read(Array(Sample.object(100).utf8), kind: .object),
             compress: nil)
-        #expect(CacheEntry(record: misfiled.record, key: listKey) == nil)
+        #expect(CacheEntry.restored(record: misfiled.record, key: listKey) == nil)
         // The genuine one reads back.
         let genuine = CacheEntry(
             key: Sample.objectKey(100), kind: .object, status: 200, body: Array(Sample.object(100).utf8),
             storedAt: 1_000, policy: FreshnessPolicy(),
             details: EntryDetails.read(Array(Sample.object(100).utf8), kind: .object), compress: nil)
-        #expect(CacheEntry(record: genuine.record, key: Sample.objectKey(100)) != nil)
+        #expect(CacheEntry.restored(record: genuine.record, key: Sample.objectKey(100)) != nil)
     }
 
     @Test func aRecordKeepsEveryMemberOfTheEntry() throws {
@@ -234,7 +234,7 @@ struct PersistentTierTests {
             key: "/public/collection/v1/objects/5", kind: .object, status: 200,
             body: Array(Sample.object(5).utf8) + Array(repeating: 0x20, count: 2_000), storedAt: 1_234.5,
             policy: FreshnessPolicy(), details: .object(summary), compress: { Array($0.reversed().prefix(64)) })
-        let restored = try #require(CacheEntry(record: entry.record, key: entry.key))
+        let restored = try #require(CacheEntry.restored(record: entry.record, key: entry.key))
         #expect(restored.body == entry.body)
         #expect(restored.gzipped == entry.gzipped)
         #expect(restored.etag == entry.etag)
@@ -247,16 +247,17 @@ struct PersistentTierTests {
         // A record of version 1 (its own checksum), which rows and Redis values written before
         // version 2 are, reads back the same; one of a version this build does not know is refused.
         let version1 = Self.record(entry.record, as: 1, checksum: Checksum.version1)
-        let fromVersion1 = try #require(CacheEntry(record: version1, key: entry.key))
+        let fromVersion1 = try #require(CacheEntry.restored(record: version1, key: entry.key))
         #expect(fromVersion1.body == entry.body && fromVersion1.gzipped == entry.gzipped)
         #expect(fromVersion1.details == entry.details && fromVersion1.etag == entry.etag)
-        #expect(CacheEntry(record: Self.record(entry.record, as: 3, checksum: Checksum.of), key: entry.key) == nil)
+        #expect(
+            CacheEntry.restored(record: Self.record(entry.record, as: 3, checksum: Checksum.of), key: entry.key) == nil)
         // Every single flipped bit anywhere in the record is refused.
         let record = entry.record
         for index in stride(from: 0, to: record.count, by: 7) {
             var damaged = record
             damaged[index] ^= 0x10
-            #expect(CacheEntry(record: damaged, key: entry.key) == nil)
+            #expect(CacheEntry.restored(record: damaged, key: entry.key) == nil)
         }
     }
 
@@ -271,7 +272,7 @@ struct PersistentTierTests {
                 key: "/public/collection/v1/objects/5", kind: .object, status: 200,
                 body: Array(Sample.object(5).utf8), storedAt: 1_000, policy: FreshnessPolicy(),
                 details: .object(summary))
-            let restored = try #require(CacheEntry(record: entry.record, key: entry.key))
+            let restored = try #require(CacheEntry.restored(record: entry.record, key: entry.key))
             #expect(restored.details == entry.details, "\(text)")
         }
         // A title whose bytes are not UTF-8, under a checksum made for them, is refused: an
@@ -287,7 +288,7 @@ struct PersistentTierTests {
             let at = try #require(Self.offset(of: Array(summary.title!.utf8), in: covered))
             covered.replaceSubrange(at..<at + bad.count, with: bad)
             let damaged = Self.record(covered + [UInt8](repeating: 0, count: 8), as: 2, checksum: Checksum.of)
-            #expect(CacheEntry(record: damaged, key: entry.key) == nil, "\(bad)")
+            #expect(CacheEntry.restored(record: damaged, key: entry.key) == nil, "\(bad)")
         }
     }
 
@@ -298,7 +299,7 @@ struct PersistentTierTests {
             policy: FreshnessPolicy(), compress: { Array($0.prefix(64)) })
         let tag = try #require(entry.gzippedETag)
         #expect(tag == String(entry.etag.dropLast()) + "-gzip\"")
-        #expect(CacheEntry(record: entry.record, key: entry.key)?.gzippedETag == tag)
+        #expect(CacheEntry.restored(record: entry.record, key: entry.key)?.gzippedETag == tag)
         // The same length, one byte changed in its ETag part and then in its suffix, with the
         // checksum made anew: refused.
         let covered = Array(entry.record.dropLast(8))
@@ -307,7 +308,7 @@ struct PersistentTierTests {
             var forged = covered
             forged[index] ^= 0x01
             let record = Self.record(forged + [UInt8](repeating: 0, count: 8), as: 2, checksum: Checksum.of)
-            #expect(CacheEntry(record: record, key: entry.key) == nil)
+            #expect(CacheEntry.restored(record: record, key: entry.key) == nil)
         }
     }
 

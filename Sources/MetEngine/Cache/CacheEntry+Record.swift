@@ -38,48 +38,18 @@ extension CacheEntry {
     /// matches, and an object record's own `objectID` is the one its key names; nil otherwise
     /// (torn, truncated, damaged, another key's, or one object's record stored under another's
     /// key with its checksum made anew).
-    public convenience init?(record: [UInt8], key: String) {
-        guard let fields = record.withUnsafeBytes({ RecordFields(record: $0, key: key) }) else { return nil }
-        self.init(fields)
+    public static func restored(record: [UInt8], key: String) -> CacheEntry? {
+        record.withUnsafeBytes { restored(record: $0, key: key) }
     }
 
     /// The same, read where the record lies (an SQLite row's blob, valid until its statement
-    /// steps on), without a copy of the whole record first.
-    public convenience init?(record: UnsafeRawBufferPointer, key: String) {
-        guard let fields = RecordFields(record: record, key: key) else { return nil }
-        self.init(fields)
-    }
-
-    private convenience init(_ fields: RecordFields) {
-        self.init(
-            key: fields.key, kind: fields.kind, status: fields.status, body: fields.body, etag: fields.etag,
-            gzipped: fields.gzipped, message: fields.message, details: fields.details, storedAt: fields.storedAt,
-            freshUntil: fields.freshUntil, staleUntil: fields.staleUntil, revalidateUntil: fields.revalidateUntil)
-    }
-}
-
-/// A record's members, read and checked (see `CacheEntry.init(record:key:)`).
-private struct RecordFields {
-    let key: String
-    let kind: ResourceKind
-    let status: Int
-    let storedAt: Double
-    let freshUntil: Double
-    let staleUntil: Double
-    let revalidateUntil: Double
-    let etag: String
-    let message: String?
-    let body: [UInt8]
-    let gzipped: [UInt8]?
-    let details: EntryDetails
-
-    /// The members of `record`, or nil (see `CacheEntry.init(record:key:)`). The key is
-    /// compared byte by byte and `key` itself kept, and the gzip copy's ETag, which follows from
-    /// the ETag, is checked where it lies: neither is made into a string.
-    init?(record: UnsafeRawBufferPointer, key: String) {
-        guard record.count > 8, let version = record.first,
-            version == 1 || version == CacheEntry.recordVersion
-        else { return nil }
+    /// steps on), without a copy of the whole record first. The key is compared byte by byte and
+    /// `key` itself kept, and the gzip copy's ETag, which follows from the ETag, is checked where
+    /// it lies: neither is made into a string.
+    public static func restored(record: UnsafeRawBufferPointer, key: String) -> CacheEntry? {
+        guard record.count > 8, let version = record.first, version == 1 || version == recordVersion else {
+            return nil
+        }
         let covered = UnsafeRawBufferPointer(rebasing: record[..<(record.count - 8)])
         let computed = version == 1 ? Checksum.version1(covered) : Checksum.of(covered)
         var sum = ByteReader(record, from: record.count - 8)
@@ -90,7 +60,7 @@ private struct RecordFields {
             let storedAt = reader.double(), let freshUntil = reader.double(), let staleUntil = reader.double(),
             let revalidateUntil = reader.double(), let etag = reader.string(),
             let gzippedETag = reader.optional({ reader in
-                reader.string(where: { CacheEntry.isGzippedETag($0, of: etag) }) ? () : nil
+                reader.string(where: { isGzippedETag($0, of: etag) }) ? () : nil
             }),
             let message = reader.optional({ $0.string() }),
             let body = reader.blob(), let gzipped = reader.optional({ $0.blob() }),
@@ -100,11 +70,10 @@ private struct RecordFields {
         if case .object(let summary) = details {
             guard kind == .object, key == MetResource.object(id: summary.objectID).cacheKey else { return nil }
         }
-        (self.key, self.kind, self.status, self.etag, self.message) = (key, kind, status, etag, message)
-        (self.storedAt, self.freshUntil, self.staleUntil, self.revalidateUntil) = (
-            storedAt, freshUntil, staleUntil, revalidateUntil
-        )
-        (self.body, self.gzipped, self.details) = (body, gzipped, details)
+        return CacheEntry(
+            key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, message: message,
+            details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,
+            revalidateUntil: revalidateUntil)
     }
 }
 

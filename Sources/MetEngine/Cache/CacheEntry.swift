@@ -82,7 +82,7 @@ public final class CacheEntry: Sendable {
             revalidateUntil: freshUntil + policy.staleWhileRevalidate)
     }
 
-    /// Every member as given: for entries restored from a record (see `init(record:key:)`).
+    /// Every member as given: for entries restored from a record (see `restored(record:key:)`).
     package init(
         key: String, kind: ResourceKind, status: Int, body: [UInt8], etag: String, gzipped: [UInt8]?,
         message: String?, details: EntryDetails, storedAt: Double, freshUntil: Double,

@@ -143,7 +143,7 @@ final class FakeGroup: Sendable {
         return state.withLock { state -> SharedLookup in
             guard state.available else { return .unavailable }
             guard let stored = state.entries[key], stored.expires > now else { return .missing }
-            return CacheEntry(record: stored.record, key: key).map(SharedLookup.found) ?? .missing
+            return CacheEntry.restored(record: stored.record, key: key).map(SharedLookup.found) ?? .missing
         }
     }
 
