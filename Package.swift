@@ -91,7 +91,9 @@ let package = Package(
         // The hit path timed in one process, without sockets (`Benchmarks/run` runs it).
         .executableTarget(
             name: "themet-hitbench",
-            dependencies: ["HTTPWire", "MetEngine", "MetCore", "MetFixtures", "MetGzip", "MetHTTP", "MetImaging"],
+            dependencies: [
+                "HTTPWire", "MetEngine", "MetCore", "MetDisk", "MetFixtures", "MetGzip", "MetHTTP", "MetImaging",
+            ],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "met-fixture-server",

@@ -1,5 +1,14 @@
 /// One workload of the hit table of `Benchmarks/run`, by the same requests.
 struct HitCase: Sendable {
+    /// The tier a case's answers come from, and so the service that answers it.
+    enum Tier: Sendable, CaseIterable {
+        /// The memory tier, big enough for every case.
+        case memory
+        /// The disk tier, read on the loop (`PersistentTier.entryAtOnce`), under a memory tier of
+        /// 1 MiB that holds a few hundred of the spread's records.
+        case disk
+    }
+
     let name: String
     /// Asked in turn, one per request.
     let targets: [String]
@@ -7,6 +16,7 @@ struct HitCase: Sendable {
     let status: Int
     /// Bytes a warm answer's body holds (a search page with none of its objects pending), if any.
     var warmBody: String?
+    var tier = Tier.memory
 
     /// Synthetic records the in-process upstream answers for (IDs 1 to this), as the bench's
     /// `met-fixture-server --synthetic`.
@@ -20,5 +30,7 @@ struct HitCase: Sendable {
         HitCase(name: "widget timeline", targets: ["/widget/timeline"], status: 200),
         HitCase(name: "mirror object", targets: ["/public/collection/v1/objects/4242"], status: 200),
         HitCase(name: "cached 404", targets: ["/objects/\(syntheticRecords + 4242)"], status: 404),
+        HitCase(
+            name: "disk hit, 20k spread", targets: (1...20_000).map { "/objects/\($0)" }, status: 200, tier: .disk),
     ]
 }

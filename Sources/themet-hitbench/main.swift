@@ -1,12 +1,14 @@
 import Foundation
 import MetCore
+import MetDisk
 import MetEngine
 import MetFixtures
 import MetGzip
 import MetImaging
 
 // themet-hitbench: the hit path measured in one process, without sockets: each request's head
-// parsed, answered by the core from memory, passed through the response layers, encoded as a loop
+// parsed, answered by the core from memory (or from the disk tier, read on the thread as a loop
+// reads it), passed through the response layers, encoded as a loop
 // writes it and counted, on one thread, with nothing else running. The steps a socket adds (a read
 // and a writev per request, the loop's wake-ups) are left out, and with them wrk and the VM's
 // scheduling: so a change of a few percent in the hit path's own CPU shows here, where
@@ -16,7 +18,8 @@ let usage = """
     usage: themet-hitbench [--fixtures DIR] [--requests N] [--rounds N] [--json]
 
     Caches the bench's objects (the fixtures plus 100,000 synthetic records, served in-process), then
-    times each case's requests answered from memory: N per case per round (default 100,000), the
+    times each case's requests answered at once, from memory or (the disk case) from the disk tier
+    on the loop's thread: N per case per round (default 100,000), the
     cases in turn in each of the rounds (default 5), after one untimed round. Prints each case's least
     thread CPU time per request over the rounds (on a virtual machine, noise only adds to it: a
     neighbour's burst is counted as this thread's time), with the median and the most; --json prints
@@ -69,31 +72,49 @@ func fail(_ message: String) -> Never {
     finish(1)
 }
 
-// The server's own set-up, as `themet serve` makes it, with a memory tier only and the pacing out
-// of the way (the warm-up fetches a few thousand records from the fixtures).
-let service: MetService
-do {
+/// The server's own set-up, as `themet serve` makes it, for the cases of `tier`, with the pacing out
+/// of the way (the warm-up fetches some 25,000 records from the fixtures): a memory tier only, or
+/// a disk tier under a memory tier of 1 MiB.
+func makeService(for tier: HitCase.Tier, fixtures: String) throws -> MetService {
+    let tiers =
+        switch tier {
+        case .memory: ["--disk-cache-size", "0", "--cache-size", "1GiB"]
+        case .disk: ["--disk-cache-size", "1GiB", "--cache-size", "1MiB"]
+        }
     let configuration = try ServerConfiguration.parse(
-        arguments: [
-            "--data-dir", dataDirectory, "--disk-cache-size", "0", "--image-cache-size", "0", "--cache-size", "1GiB",
-            "--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64",
+        arguments: tiers + [
+            "--data-dir", dataDirectory + "/\(tier)", "--image-cache-size", "0", "--upstream-rate", "10000",
+            "--upstream-burst", "1000", "--upstream-concurrency", "64",
         ],
         environment: [:], processorCount: 1)
     try configuration.prepareDataDirectory()
     let upstream = try FixtureDirectoryUpstream(directory: fixtures, syntheticCount: HitCase.syntheticRecords)
+    let logger = Logger(level: .warning)
+    let disk =
+        configuration.cache.diskSize > 0
+        ? DiskCache.open(
+            directory: configuration.cache.dataDirectory, capacity: configuration.cache.diskSize, logger: logger)
+        : nil
     let engine = CacheEngine(
-        configuration: configuration, upstream: upstream, deriver: VipsDeriver(), time: SystemTime(),
-        logger: Logger(level: .warning), compress: { Gzip.compress($0) })
-    service = MetService(
+        configuration: configuration, upstream: upstream, disk: disk, deriver: VipsDeriver(), time: SystemTime(),
+        logger: logger, compress: { Gzip.compress($0) })
+    return MetService(
         configuration: configuration, engine: engine, openAPI: OpenAPIDocument.bytes, compress: { Gzip.compress($0) })
+}
+
+let runners: [HitCase.Tier: HitPathRunner]
+do {
+    runners = try Dictionary(
+        uniqueKeysWithValues: HitCase.Tier.allCases.map {
+            ($0, HitPathRunner(service: try makeService(for: $0, fixtures: fixtures)))
+        })
 } catch {
     fail("\(error)")
 }
 
 Task {
-    let runner = HitPathRunner(service: service)
     for hitCase in HitCase.all {
-        if let problem = await runner.warm(hitCase) { fail(problem) }
+        if let problem = await runners[hitCase.tier]!.warm(hitCase) { fail(problem) }
     }
     var cpu: [String: [Double]] = [:]
     // One round untimed first: the first pass over a case runs up to half again slower (caches,
@@ -101,7 +122,7 @@ Task {
     for round in -1..<rounds {
         for hitCase in HitCase.all {
             do {
-                let figure = try runner.time(hitCase, requests: requests)
+                let figure = try runners[hitCase.tier]!.time(hitCase, requests: requests)
                 if round >= 0 { cpu[hitCase.name, default: []].append(figure) }
             } catch {
                 fail("\(error)")

@@ -61,7 +61,8 @@ def benchmark_hit_path(bins: Path, baseline: Path | None, arguments: argparse.Na
             row += ([f"{min(base):,.0f}", f"{statistics.median(base):,.0f}", f"{min(values) / min(base):.3f}"]
                     if base else ["n/a"] * 3)
         table.rows.append(row)
-    table.notes.append("each request's head parsed, answered from memory by the core, passed through the response "
+    table.notes.append("each request's head parsed, answered from memory by the core (the disk case: from the disk "
+                       "tier under 1 MiB of memory, read on the thread as a loop reads it), passed through the response "
                        "layers and encoded as a loop writes it, on one thread; the read, the writev and the loop's "
                        "wake-ups are left out, and so are wrk and the scheduler: compare builds here to a few "
                        "percent; least: the least of the rounds, as a neighbour's burst on this virtual machine only ever "
