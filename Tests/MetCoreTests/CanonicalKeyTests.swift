@@ -17,6 +17,19 @@ struct CanonicalKeyTests {
                 == "/public/collection/v1/objects?departmentIds=1|3&metadataDate=2024-01-02")
     }
 
+    @Test func anObjectsKeyIsRecognizedOnlyWhenItIsExactlyThatObjectsKey() {
+        #expect(MetResource.isObjectKey(MetResource.object(id: 436_535).cacheKey, id: 436_535))
+        #expect(MetResource.isObjectKey(MetResource.object(id: 1).cacheKey, id: 1))
+        for other in [
+            "/public/collection/v1/objects/43653", "/public/collection/v1/objects/4365350",
+            "/public/collection/v1/objects/0436535", "/public/collection/v1/objects/+436535",
+            "/public/collection/v1/objects/436535?x", "/public/collection/v1/object/436535", "436535", "",
+            "/public/collection/v1/objects/", "/public/collection/v2/objects/436535",
+        ] {
+            #expect(!MetResource.isObjectKey(other, id: 436_535), "\(other)")
+        }
+    }
+
     @Test(arguments: [
         "?departmentIds=3|1", "?departmentIds=1|3", "?departmentIds=3|1|3|1", "?departmentIds=1%7C3",
         "?departmentIds=3%7c1", "?departmentIds=1|1|3&ignored=x", "?departmentIds=3&departmentIds=1",

@@ -68,7 +68,7 @@ extension CacheEntry {
             (gzippedETag != nil) == (gzipped != nil)
         else { return nil }
         if case .object(let summary) = details {
-            guard kind == .object, key == MetResource.object(id: summary.objectID).cacheKey else { return nil }
+            guard kind == .object, MetResource.isObjectKey(key, id: summary.objectID) else { return nil }
         }
         return CacheEntry(
             key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, message: message,

@@ -72,5 +72,14 @@ public enum MetResource: Sendable, Hashable {
         return UpstreamTarget.encode(path: path, query: query)
     }
 
+    /// Whether `key` is `object(id: id)`'s `cacheKey`, compared where it lies: a disk or Redis hit
+    /// checks every object record's key, and spelling the key to compare made a string each time.
+    public static func isObjectKey(_ key: String, id: Int) -> Bool {
+        let prefix = objectKeyPrefix.utf8
+        let utf8 = key.utf8
+        // `String(id)` is a small string: its bytes are kept inline, nothing is allocated.
+        return utf8.starts(with: prefix) && utf8.dropFirst(prefix.count).elementsEqual(String(id).utf8)
+    }
+
     private static let objectKeyPrefix = "\(basePath)/objects/"
 }
