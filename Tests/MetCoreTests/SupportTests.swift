@@ -45,6 +45,15 @@ struct SupportTests {
         #expect(Grammar.equalsIgnoringCase(a.utf8, b.utf8) == equal)
     }
 
+    @Test func tokenBytesAreExactlyRFC9110sTchar() {
+        // tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|"
+        //       / "~" / DIGIT / ALPHA
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(Grammar.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
     @Test func theLoggerWritesOnlyEnabledLevelsAndBuildsNoOtherMessage() {
         let log = MemoryLog()
         let logger = log.logger(level: .warning)
