@@ -93,9 +93,17 @@ final class SQLiteStatement {
             switch value {
             case .integer(let number):
                 code = sqlite3_bind_int64(handle, index, number)
-            case .text(let text):
-                code = text.utf8CString.withUnsafeBufferPointer {
-                    csqlite_bind_text_copy(handle, index, $0.baseAddress, Int32($0.count - 1))
+            case .text(var text):
+                // Its own bytes with their length (`utf8CString` made a NUL-terminated copy first,
+                // on every read of the disk tier). An empty text still needs an address: a null
+                // one would bind SQL NULL.
+                code = text.withUTF8 { bytes in
+                    guard let address = bytes.baseAddress else {
+                        return csqlite_bind_text_copy(handle, index, "", 0)
+                    }
+                    return address.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        csqlite_bind_text_copy(handle, index, $0, Int32(bytes.count))
+                    }
                 }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes { csqlite_bind_blob_copy(handle, index, $0.baseAddress, Int32($0.count)) }

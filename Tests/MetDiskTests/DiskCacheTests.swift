@@ -71,6 +71,18 @@ struct DiskCacheTests {
         #expect((figures.hits, figures.misses, figures.corrupt) == (3, 1, 0))
     }
 
+    @Test(arguments: ["", "objects/7", "Kōrin’s “Irises”", String(repeating: "x", count: 5_000)])
+    func aTextIsBoundAsItsOwnBytesAndAnEmptyOneIsNotNull(text: String) throws {
+        let connection = try SQLiteConnection(path: ":memory:", create: true)
+        let statement = try connection.prepare("SELECT typeof(?1), length(CAST(?1 AS BLOB)), ?1")
+        try statement.bind(.text(text))
+        #expect(try statement.step())
+        #expect(statement.text(at: 0) == "text")
+        #expect(statement.integer(at: 1) == Int64(text.utf8.count))
+        #expect(statement.text(at: 2) == text)
+        statement.reset()
+    }
+
     @Test func aQueuedEntryIsReadBeforeItReachesTheDiskAndARemovalAtOnce() throws {
         let directory = TemporaryDirectory()
         let disk = try Self.open(directory)
