@@ -23,8 +23,13 @@ public final class DiskCache: PersistentTier {
     private let writer: DiskWriter
     /// Reader connections not in use; a read takes one, or opens one when none is free.
     private let idleReaders = Locked<[Reader]>([])
-    private let counts = Locked(ReadCounts())
-    private let closed = Locked(false)
+    /// Reads counted, and whether `close()` has run: atomics, as both loop threads read on every
+    /// disk hit (locks there made the loops wait for each other).
+    private let hits = Atomic<Int>(0)
+    private let misses = Atomic<Int>(0)
+    private let corrupt = Atomic<Int>(0)
+    private let errors = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
     /// Until when loop threads do not read (`DispatchTime` uptime, nanoseconds); 0 when they may.
     private let loopReadsPausedUntil = Atomic<UInt64>(0)
     /// Keys a loop read found no row for, with when (uptime, nanoseconds): the task that fetches
@@ -37,13 +42,6 @@ public final class DiskCache: PersistentTier {
     private static let absenceBound = 4_096
     /// How long a loop read that waited for the disk stops loop reads, in nanoseconds.
     static let coldPause: UInt64 = 1_000_000_000
-
-    private struct ReadCounts {
-        var hits = 0
-        var misses = 0
-        var corrupt = 0
-        var errors = 0
-    }
 
     /// A reader connection and its prepared statements.
     private final class Reader: @unchecked Sendable {
@@ -90,7 +88,7 @@ public final class DiskCache: PersistentTier {
         if writer.queued(key) == nil, let noted = absences.withLock({ $0.removeValue(forKey: key) }),
             DispatchTime.now().uptimeNanoseconds - noted < Self.absenceLifetime
         {
-            counts.withLock { $0.misses += 1 }
+            misses.add(1, ordering: .relaxed)
             return nil
         }
         return read(key, countingMisses: true).entry
@@ -126,7 +124,7 @@ public final class DiskCache: PersistentTier {
     /// The entry stored for `key` (see `entry(for:)`), and whether SQLite holds no row for it (a
     /// miss, counted only when `countingMisses`; not a damaged row, nor a failed read).
     private func read(_ key: String, countingMisses: Bool) -> (entry: CacheEntry?, absent: Bool) {
-        guard !closed.withLock({ $0 }) else { return (nil, false) }
+        guard !closed.load(ordering: .acquiring) else { return (nil, false) }
         if let queued = writer.queued(key) { return (queued, false) }
         let row: (entry: CacheEntry?, usedAt: Int64)?
         do {
@@ -139,9 +137,9 @@ public final class DiskCache: PersistentTier {
                 return (entry, reader.select.integer(at: 1))
             }
         } catch {
-            counts.withLock { $0.errors += 1 }
+            errors.add(1, ordering: .relaxed)
             if error.meansUnusableFile {
-                counts.withLock { $0.corrupt += 1 }
+                corrupt.add(1, ordering: .relaxed)
                 logger.warning("\(path): the page holding \(key) is damaged (\(error)); treated as a miss")
             } else {
                 logger.warning("\(path): cannot read \(key): \(error); treated as a miss")
@@ -149,16 +147,16 @@ public final class DiskCache: PersistentTier {
             return (nil, false)
         }
         guard let row else {
-            if countingMisses { counts.withLock { $0.misses += 1 } }
+            if countingMisses { misses.add(1, ordering: .relaxed) }
             return (nil, true)
         }
         guard let entry = row.entry else {
-            counts.withLock { $0.corrupt += 1 }
+            corrupt.add(1, ordering: .relaxed)
             logger.warning("\(path): the row of \(key) is damaged (checksum or format); treated as a miss and removed")
             writer.remove(key)
             return (nil, false)
         }
-        counts.withLock { $0.hits += 1 }
+        hits.add(1, ordering: .relaxed)
         writer.markUsed(key, usedAt: row.usedAt)
         return (entry, false)
     }
@@ -173,7 +171,7 @@ public final class DiskCache: PersistentTier {
     }
 
     public func remove(_ key: String) -> Bool {
-        guard !closed.withLock({ $0 }) else { return false }
+        guard !closed.load(ordering: .acquiring) else { return false }
         let existed: Bool
         if let queued = writer.queued(key) {
             existed = queued != nil
@@ -196,7 +194,7 @@ public final class DiskCache: PersistentTier {
     /// Writes everything queued, then closes the database (at shutdown, and before a one-shot
     /// command exits); reads after it miss and writes are ignored.
     public func close() {
-        closed.withLock { $0 = true }
+        closed.store(true, ordering: .releasing)
         writer.close()
         idleReaders.withLock { $0 = [] }
     }
@@ -205,12 +203,10 @@ public final class DiskCache: PersistentTier {
         var figures = writer.statistics
         figures.location = path
         figures.capacity = capacity
-        counts.withLock { counts in
-            figures.hits = counts.hits
-            figures.misses = counts.misses
-            figures.corrupt = counts.corrupt
-            figures.readErrors = counts.errors
-        }
+        figures.hits = hits.load(ordering: .relaxed)
+        figures.misses = misses.load(ordering: .relaxed)
+        figures.corrupt = corrupt.load(ordering: .relaxed)
+        figures.readErrors = errors.load(ordering: .relaxed)
         return figures
     }
 
