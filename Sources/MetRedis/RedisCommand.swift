@@ -12,13 +12,15 @@ enum RedisCommand {
         )?,
         privdata: UnsafeMutableRawPointer?
     ) -> Bool {
-        var lengths = arguments.map(\.count)
+        // A closure, not `\.count`: a key path is applied through the runtime on every element.
+        var lengths = arguments.map { $0.count }
         var joined: [UInt8] = []
         joined.reserveCapacity(lengths.reduce(1, +))
         for argument in arguments { joined += argument }
         joined.append(0)
         return joined.withUnsafeBufferPointer { buffer in
             var pointers: [UnsafePointer<CChar>?] = []
+            pointers.reserveCapacity(lengths.count)
             var offset = 0
             for length in lengths {
                 pointers.append(UnsafeRawPointer(buffer.baseAddress! + offset).assumingMemoryBound(to: CChar.self))

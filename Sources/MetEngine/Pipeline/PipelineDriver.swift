@@ -189,7 +189,7 @@ public final class PipelineDriver: Sendable {
     func lookUp(_ resources: [MetResource], at now: Double) -> [CacheEntry?] {
         let found =
             resources.count == 1
-            ? [cache.entry(for: resources[0].cacheKey)] : cache.entries(for: resources.map(\.cacheKey))
+            ? [cache.entry(for: resources[0].cacheKey)] : cache.entries(for: resources.map { $0.cacheKey })
         for entry in found { metrics.countLookup(.memory, LookupResult(entry, at: now)) }
         return found
     }
@@ -231,7 +231,7 @@ public final class PipelineDriver: Sendable {
     /// in which a kept render is used).
     @usableFromInline
     func peek(_ entries: [CacheEntry], touch: Bool, at now: Double) -> [Resolution] {
-        let current = touch ? cache.entries(for: entries.map(\.key)) : nil
+        let current = touch ? cache.entries(for: entries.map { $0.key }) : nil
         var allHeld = true
         var resolutions: [Resolution] = []
         resolutions.reserveCapacity(entries.count)
