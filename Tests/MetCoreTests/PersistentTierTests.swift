@@ -261,6 +261,21 @@ struct PersistentTierTests {
         }
     }
 
+    @Test func storedBytesHoldAStringOnlyWhenEveryByteAndTheLengthAgree() {
+        let stored = Array("/public/collection/v1/objects/436535".utf8)
+        stored.withUnsafeBytes { bytes in
+            #expect(bytes.holds("/public/collection/v1/objects/436535".utf8))
+            #expect(!bytes.holds("/public/collection/v1/objects/436536".utf8))
+            #expect(!bytes.holds("/public/collection/v1/objects/43653".utf8))
+            #expect(!bytes.holds("/public/collection/v1/objects/4365350".utf8))
+            #expect(!bytes.holds("".utf8))
+            let text = "xx/public/collection/v1/objects/436535yy"
+            #expect(bytes.holds(text.utf8.dropFirst(2).dropLast(2)))
+            #expect(UnsafeRawBufferPointer(rebasing: bytes[..<0]).holds("".utf8))
+            #expect(UnsafeRawBufferPointer(rebasing: bytes[..<1]).holds("/".utf8))  // a small string
+        }
+    }
+
     @Test func aRecordsStringsAreReadAsTheyWereWrittenAndInvalidUTF8IsRefused() throws {
         // ASCII and not, of lengths on both sides of the eight-byte steps ASCII is checked in.
         let texts = ["", "a", "1234567", "12345678", "123456789", "é", "1234567é", "Société ✓ 葛飾北斎", "🎨🎨🎨 x"]

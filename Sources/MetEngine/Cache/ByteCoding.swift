@@ -1,3 +1,5 @@
+import Foundation
+
 /// Appends values to a byte array in a fixed little-endian layout: the encoding of cache records
 /// (see `CacheEntry.record`). Lengths are 32-bit; an optional is a presence byte and its value.
 package struct ByteWriter {
@@ -129,5 +131,16 @@ package struct ByteReader {
         case 1: return read(&self).map { .some($0) }
         default: return nil
         }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether these bytes are exactly `other` (a string's `utf8`, or a part of it): one `memcmp`
+    /// where `other` keeps its bytes (a small string's, on the stack). A generic `elementsEqual`
+    /// walked both through their iterators, a byte at a time, on every disk and Redis hit.
+    package func holds(_ other: some Collection<UInt8>) -> Bool {
+        other.withContiguousStorageIfAvailable { other in
+            other.count == count && (count == 0 || memcmp(baseAddress!, other.baseAddress!, count) == 0)
+        } ?? elementsEqual(other)
     }
 }

@@ -55,7 +55,7 @@ extension CacheEntry {
         var sum = ByteReader(record, from: record.count - 8)
         guard let stored = sum.integer(), UInt64(bitPattern: stored) == computed else { return nil }
         var reader = ByteReader(record, from: 1, to: record.count - 8)
-        guard reader.string(where: { $0.elementsEqual(key.utf8) }),
+        guard reader.string(where: { $0.holds(key.utf8) }),
             let kind = reader.string().flatMap(ResourceKind.init(rawValue:)), let status = reader.length(),
             let storedAt = reader.double(), let freshUntil = reader.double(), let staleUntil = reader.double(),
             let revalidateUntil = reader.double(), let etag = reader.string(),

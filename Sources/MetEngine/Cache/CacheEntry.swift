@@ -121,8 +121,8 @@ public final class CacheEntry: Sendable {
     package static func isGzippedETag(_ bytes: UnsafeRawBufferPointer, of etag: String) -> Bool {
         let kept = etag.utf8.count - 1
         return kept >= 0 && bytes.count == kept + gzipSuffix.utf8.count
-            && bytes.prefix(kept).elementsEqual(etag.utf8.prefix(kept))
-            && bytes.dropFirst(kept).elementsEqual(gzipSuffix.utf8)
+            && UnsafeRawBufferPointer(rebasing: bytes[..<kept]).holds(etag.utf8.prefix(kept))
+            && UnsafeRawBufferPointer(rebasing: bytes[kept...]).holds(gzipSuffix.utf8)
     }
 
     /// What `gzippedETag(of:)` puts in place of a tag's closing quote.

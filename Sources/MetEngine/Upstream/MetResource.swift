@@ -75,10 +75,13 @@ public enum MetResource: Sendable, Hashable {
     /// Whether `key` is `object(id: id)`'s `cacheKey`, compared where it lies: a disk or Redis hit
     /// checks every object record's key, and spelling the key to compare made a string each time.
     public static func isObjectKey(_ key: String, id: Int) -> Bool {
-        let prefix = objectKeyPrefix.utf8
-        let utf8 = key.utf8
+        let prefix = objectKeyPrefix.utf8.count
         // `String(id)` is a small string: its bytes are kept inline, nothing is allocated.
-        return utf8.starts(with: prefix) && utf8.dropFirst(prefix.count).elementsEqual(String(id).utf8)
+        return key.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count > prefix
+                && UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[..<prefix])).holds(objectKeyPrefix.utf8)
+                && UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[prefix...])).holds(String(id).utf8)
+        } ?? (key == MetResource.object(id: id).cacheKey)
     }
 
     private static let objectKeyPrefix = "\(basePath)/objects/"
