@@ -218,6 +218,22 @@ public final class RedisTier: SharedTier {
         return removed > 0
     }
 
+    public func expire(_ key: String, at time: Double) async -> Bool? {
+        let held: Bool
+        switch await entry(for: key) {
+        case .found(let entry):
+            // Sent before the notice on the same connection, so Redis has stored it when the
+            // other instances read the notice.
+            if entry.isFresh(at: time) { store(entry.expired(at: time)) }
+            held = true
+        case .missing: held = false
+        case .unavailable: return nil
+        }
+        guard let notice = sign(SharedNotice.expire(key: key)) else { return nil }
+        link.send([Self.publish, channel, notice])
+        return held
+    }
+
     public func lock(_ key: String) async -> SharedLock {
         let token = Array(UUID().uuidString.utf8)
         let lease = Array(String(Int(Self.lockLease * 1_000)).utf8)
@@ -341,6 +357,8 @@ public final class RedisTier: SharedTier {
             }
         case .purge(let key):
             handler.withLock { $0 }?(.purged(key: key))
+        case .expire(let key):
+            handler.withLock { $0 }?(.expired(key: key))
         case .block(let seconds, let budget):
             handler.withLock { $0 }?(.blocked(seconds: seconds, budget: budget))
         case nil:
@@ -405,6 +423,7 @@ public final class RedisTier: SharedTier {
 
     private static let get = Array("GET".utf8)
     private static let set = Array("SET".utf8)
+    private static let publish = Array("PUBLISH".utf8)
     private static let px = Array("PX".utf8)
     private static let nx = Array("NX".utf8)
     private static let pttl = Array("PTTL".utf8)

@@ -8,6 +8,8 @@ enum SharedNotice: Sendable, Equatable {
     case fill(key: String, outcome: SharedFillOutcome)
     /// `key` was purged: `purge\n<key>`.
     case purge(key: String)
+    /// `key`'s copies are to be marked expired: `expire\n<key>`.
+    case expire(key: String)
     /// The firewall of one host blocks the group for a number of seconds from the notice's
     /// arrival: `pause\n<seconds>` for the API, `pause\n<seconds>\n<budget>` for another host.
     /// (Earlier versions sent `block\n<time>`, a time on the sender's clock; that notice is
@@ -18,6 +20,7 @@ enum SharedNotice: Sendable, Equatable {
         switch self {
         case .fill(let key, let outcome): Array("fill\n\(Self.text(of: outcome))\n\(key)".utf8)
         case .purge(let key): Array("purge\n\(key)".utf8)
+        case .expire(let key): Array("expire\n\(key)".utf8)
         case .block(let seconds, let budget):
             Array((budget.isEmpty ? "pause\n\(seconds)" : "pause\n\(seconds)\n\(budget)").utf8)
         }
@@ -31,9 +34,11 @@ enum SharedNotice: Sendable, Equatable {
             guard let outcome = Self.outcome(fields[1]), !fields[2].isEmpty else { return nil }
             self = .fill(key: String(fields[2]), outcome: outcome)
         case ("purge", 2...):
-            let key = text.dropFirst("purge\n".count)
-            guard !key.isEmpty else { return nil }
-            self = .purge(key: String(key))
+            guard let key = Self.key(after: "purge\n", in: text) else { return nil }
+            self = .purge(key: key)
+        case ("expire", 2...):
+            guard let key = Self.key(after: "expire\n", in: text) else { return nil }
+            self = .expire(key: key)
         case ("pause", 2), ("pause", 3):
             guard let seconds = Double(fields[1]), seconds.isFinite, seconds > 0 else { return nil }
             let budget = fields.count == 3 ? String(fields[2]) : ""
@@ -42,6 +47,13 @@ enum SharedNotice: Sendable, Equatable {
         default:
             return nil
         }
+    }
+
+    /// The key that fills the rest of a notice after its first line `word` (a key may hold line
+    /// breaks); nil when it is empty.
+    private static func key(after word: String, in text: String) -> String? {
+        let key = text.dropFirst(word.count)
+        return key.isEmpty ? nil : String(key)
     }
 
     /// One word, or `failed` and the error's kind; the reasons of `unreachable` and `malformed`

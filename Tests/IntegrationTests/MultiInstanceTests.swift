@@ -234,4 +234,28 @@ struct MultiInstanceTests {
             #expect(String(decoding: body, as: UTF8.self).contains("(revision 1)"))
         }
     }
+
+    @Test func aSoftPurgeOnOneInstanceExpiresTheOthersCopiesAndEachRefreshesIt() async throws {
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--synthetic", "1000"], themet: Self.unpaced)
+        let old = try await group.get(0, "/objects/7")
+        for index in [1, 2] { #expect(try await group.get(index, "/objects/7").body == old.body) }
+        _ = try await HTTPClient.request(group.fake.baseURL + "/__change?ids=7", method: "POST")
+        let purge = try await group.get(0, "/cache/objects/7?soft=true", method: "DELETE")
+        #expect(purge.status == 200)
+        let json = try purge.json()
+        #expect(json["soft"] as? Bool == true)
+        #expect(json["expiredInMemory"] as? Int == 1)
+        #expect(json["expiredInRedis"] as? Int == 1)
+        for index in [0, 1, 2] {
+            // An expired copy may be answered once more while it is refreshed (stale-while-revalidate),
+            // and the notice takes a moment to arrive: bounded in tries.
+            var body = try await group.get(index, "/objects/7").body
+            for _ in 0..<20 where body == old.body {
+                try await Task.sleep(for: .milliseconds(10))
+                body = try await group.get(index, "/objects/7").body
+            }
+            #expect(String(decoding: body, as: UTF8.self).contains("(revision 1)"), "instance \(index)")
+        }
+    }
 }

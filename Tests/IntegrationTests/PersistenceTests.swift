@@ -185,6 +185,42 @@ struct PersistenceTests {
         #expect(await restarted.themet.waitForExit() == 0)
     }
 
+    @Test func aSoftPurgeDuringABlockLeavesTheRecordAnsweringFromMemoryAndAfterARestartFromTheDisk() async throws {
+        // The fake answers two requests, then blocks every other for ten minutes.
+        let servers = try await Servers.start(
+            fake: ["--synthetic", "10", "--block-after", "2", "--block-seconds", "600"], themet: Self.unpaced)
+        let five = try await servers.get("/objects/5")
+        #expect(five.status == 200)
+        #expect(try await servers.get("/objects/6").status == 200)
+        try await Self.waitUntilCommitted(servers)
+        let purged = try await servers.get("/cache/objects/5?soft=true", method: "DELETE")
+        #expect(purged.status == 200)
+        let json = try purged.json()
+        #expect(json["soft"] as? Bool == true)
+        #expect(json["expiredInMemory"] as? Int == 1)
+        #expect(json["expiredOnDisk"] as? Int == 1)
+        #expect(json["expiredInRedis"] is NSNull)
+
+        let stale = try await servers.get("/objects/5")
+        #expect(stale.status == 200)
+        #expect(stale.body == five.body)
+        #expect(stale.header("Cache-Status")?.contains("fwd=stale") == true)
+        try await Self.waitUntilCommitted(servers)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+
+        // The row on disk is the expired copy: asked for, the Met is tried, blocks, and it stands in.
+        let restarted = try await servers.restartingThemet(Self.unpaced)
+        let fromDisk = try await restarted.get("/objects/5")
+        #expect(fromDisk.status == 200)
+        #expect(fromDisk.body == five.body)
+        #expect(fromDisk.header("Cache-Status")?.contains("fwd=stale") == true)
+        #expect(try await restarted.get("/objects/6").header("Cache-Status")?.hasSuffix("detail=disk") == true)
+        #expect(try await restarted.upstreamStats().paths["/public/collection/v1/objects/5"] ?? 0 >= 2)
+        restarted.themet.signal(SIGTERM)
+        #expect(await restarted.themet.waitForExit() == 0)
+    }
+
     @Test func withTheTierOffHealthSaysSoAndNothingIsWritten() async throws {
         let servers = try await Servers.start(themet: Self.unpaced + ["--disk-cache-size", "0"])
         #expect(try await servers.get("/objects/436535").status == 200)

@@ -66,6 +66,83 @@ struct PurgeTests {
         #expect(harness.upstream.callCount(for: .object(id: 1)) == 1)
     }
 
+    @Test func aSoftPurgeKeepsTheCopiesExpiredInBothTiersAndTheNextRequestRefreshesThem() async throws {
+        let disk = RecordingTier()
+        let harness = Self.harness(disk)
+        let first = await harness.get("/objects/1")
+        harness.upstream.answer(.object(id: 1), with: .json(Sample.object(1, title: "Retitled")))
+
+        let purged = await Self.delete("/cache/objects/1?soft=true", on: harness)
+        #expect(purged.status == 200)
+        #expect(purged.headers["Cache-Control"] == "no-store")
+        let json = try purged.jsonObject()
+        #expect(json["keys"] as? [String] == [Sample.objectKey(1)])
+        #expect(json["soft"] as? Bool == true)
+        #expect(json["expiredInMemory"] as? Int == 1)
+        #expect(json["expiredOnDisk"] as? Int == 1)
+        #expect(json["expiredInRedis"] is NSNull)
+        #expect(json["removedFromMemory"] == nil)
+        let row = try #require(disk.entry(for: Sample.objectKey(1)))
+        #expect(row.body == first.body)
+        #expect(!row.isFresh(at: harness.time.now()))
+        #expect(row.isUsableWhenStale(at: harness.time.now() + 3_600))
+
+        let refreshed = await harness.get("/objects/1")
+        #expect(refreshed.text.contains("Retitled"))
+        #expect(harness.upstream.calls.count == 2)
+        #expect(disk.entry(for: Sample.objectKey(1))?.body == refreshed.body)
+        // A key never cached expires nothing, and is no error.
+        let none = try await Self.delete("/cache/objects/2?soft=true", on: harness).jsonObject()
+        #expect(none["expiredInMemory"] as? Int == 0)
+        #expect(none["expiredOnDisk"] as? Int == 0)
+        #expect(await Self.delete("/cache/objects/1?soft=false", on: harness).status == 200)
+        #expect(disk.keys.isEmpty)  // soft=false is the ordinary purge
+    }
+
+    @Test func duringABlockASoftPurgedRecordStillAnswersAndAfterItIsRefreshed() async throws {
+        let harness = Self.harness()
+        let first = await harness.get("/objects/1")
+        harness.upstream.answer(.object(id: 2), with: .blockPage)
+        #expect(await harness.get("/objects/2").problemCode == "upstream_blocked")
+
+        #expect(
+            try await Self.delete("/cache/objects/1?soft=true", on: harness).jsonObject()["expiredInMemory"] as? Int
+                == 1)
+        let during = await harness.get("/objects/1")
+        #expect(during.status == 200)
+        #expect(during.body == first.body)
+        #expect(during.cacheOutcome == .stale)
+        #expect(harness.upstream.calls == [Sample.objectKey(1), Sample.objectKey(2)])  // nothing sent during the block
+
+        harness.time.advance(by: 60)  // the breaker closes
+        harness.upstream.answer(.object(id: 1), with: .json(Sample.object(1, title: "Retitled")))
+        let after = await harness.get("/objects/1")
+        #expect(after.text.contains("Retitled"))
+        #expect(after.cacheOutcome == .miss)
+    }
+
+    @Test func aSoftSearchPurgeExpiresItsIDListsAndSoftIsCheckedLikeAnyParameter() async throws {
+        let harness = Self.harness()
+        _ = await harness.get("/search?q=cypress")
+        let purged = try await Self.delete("/cache/search?q=cypress&soft=true", on: harness).jsonObject()
+        #expect(purged["soft"] as? Bool == true)
+        #expect(purged["expiredInMemory"] as? Int == 1)
+        #expect(harness.getImmediately("/search?q=cypress") == nil)  // the list is no longer fresh
+        _ = await harness.get("/search?q=cypress")
+        #expect(harness.upstream.callCount(for: SearchSample.v1()) == 2)
+        #expect(harness.upstream.callCount(for: .object(id: 1)) == 1)
+
+        for target in [
+            "/cache/objects/1?soft=maybe", "/cache/objects/1?soft=true&soft=true", "/cache/search?q=a&soft=1",
+        ] {
+            let refused = await Self.delete(target, on: harness)
+            #expect(refused.problemCode == "invalid_parameter", "\(target)")
+            #expect(try refused.jsonObject()["parameter"] as? String == "soft")
+        }
+        #expect(
+            await Self.delete("/cache/search?q=a&soft=true&soft=false", on: harness).problemCode == "invalid_parameter")
+    }
+
     @Test func aClientElsewhereNeedsTheAdminToken() async throws {
         let open = Self.harness()
         _ = await open.get("/objects/1")

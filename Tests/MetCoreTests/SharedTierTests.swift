@@ -221,7 +221,12 @@ struct SharedTierTests {
         #expect(upstream.calls.count == 1)
     }
 
-    @Test func aPurgeOnOneInstanceDropsTheOthersCopies() async throws {
+    /// Two instances holding object 1 (the second read it from the group, and its upstream has
+    /// it retitled), then `target`, a purge, asked of the first from this machine: the group, the
+    /// second instance and its upstream, and the purge's answer.
+    private static func purgedOnTheFirst(
+        _ target: String
+    ) async throws -> (group: Group, second: Harness, upstream: FakeUpstream, document: [String: Any]) {
         let group = Group()
         let first = group.instance(Self.record(1))
         let secondUpstream = Self.record(1, title: "Retitled")
@@ -230,11 +235,15 @@ struct SharedTierTests {
         #expect(await second.get("/objects/1").cacheOutcome == .sharedHit)
         #expect(second.getImmediately("/objects/1")?.cacheOutcome == .hit)
 
-        var request = Request(method: "DELETE", target: "/cache/objects/1", headers: HTTPFields())
+        var request = Request(method: "DELETE", target: target, headers: HTTPFields())
         request.peer = .loopback
         let purge = await first.service.response(to: request)
         #expect(purge.status == 200)
-        let document = try purge.jsonObject()
+        return (group, second, secondUpstream, try purge.jsonObject())
+    }
+
+    @Test func aPurgeOnOneInstanceDropsTheOthersCopies() async throws {
+        let (group, second, _, document) = try await Self.purgedOnTheFirst("/cache/objects/1")
         #expect(document["removedFromMemory"] as? Int == 1)
         #expect(document["removedFromRedis"] as? Int == 1)
         #expect(group.group.keys.isEmpty)
@@ -242,6 +251,25 @@ struct SharedTierTests {
         let refetched = await second.get("/objects/1")
         #expect(refetched.cacheOutcome == .miss)
         #expect(refetched.text.contains("Retitled"))
+    }
+
+    @Test func aSoftPurgeOnOneInstanceExpiresEveryCopyAndEachIsRefreshedAtItsNextRequest() async throws {
+        let (group, second, secondUpstream, document) = try await Self.purgedOnTheFirst("/cache/objects/1?soft=true")
+        #expect(document["soft"] as? Bool == true)
+        #expect(document["expiredInMemory"] as? Int == 1)
+        #expect(document["expiredOnDisk"] as? Int == 0)
+        #expect(document["expiredInRedis"] as? Int == 1)
+        // The group's copy stays, expired; the second instance's own copy is expired by the notice.
+        #expect(group.group.keys == [Sample.objectKey(1)])
+        guard case .found(let shared) = await group.group.member().entry(for: Sample.objectKey(1)) else {
+            Issue.record("the group's copy is gone")
+            return
+        }
+        #expect(!shared.isFresh(at: group.time.now()))
+        await waitUntil { second.getImmediately("/objects/1")?.cacheOutcome != .hit }
+        let refreshed = await second.get("/objects/1")
+        #expect(refreshed.text.contains("Retitled"))
+        #expect(secondUpstream.calls.count == 1)
     }
 
     @Test func aBlockOneInstanceSeesStopsEveryInstance() async throws {

@@ -133,6 +133,39 @@ struct RedisTierTests {
         #expect(seal.open(purge[3], .notice, key: "") == SharedNotice.purge(key: "/departments").payload)
     }
 
+    @Test func anExpiryStoresTheGroupsCopyExpiredAndThenTellsTheGroup() async throws {
+        let tier = try tier()
+        let entry = entry()
+        tier.store(entry)
+        time.advance(by: 60)
+        #expect(await tier.expire("/departments", at: time.now()) == true)
+        // The copy is stored again before the notice is sent, on the same connection.
+        let sent = redis.commands.suffix(2).map { $0.first }
+        #expect(sent == [bytes("SET"), bytes("PUBLISH")])
+        let publish = try #require(redis.commands.last)
+        #expect(publish.count == 3)
+        #expect(publish[1] == channel)
+        #expect(seal.open(publish[2], .notice, key: "") == SharedNotice.expire(key: "/departments").payload)
+        guard case .found(let expired) = await tier.entry(for: "/departments") else {
+            Issue.record("the group's copy is gone")
+            return
+        }
+        #expect(expired.body == entry.body)
+        #expect(!expired.isFresh(at: time.now()))
+        #expect(expired.isUsableWhenStale(at: time.now() + 3_600))
+
+        // A copy already expired is not stored again; a key the group lacks is told all the same.
+        let sets = redis.commands.filter { $0.first == bytes("SET") }.count
+        #expect(await tier.expire("/departments", at: time.now()) == true)
+        #expect(await tier.expire("/objects?departmentIds=1", at: time.now()) == false)
+        #expect(redis.commands.filter { $0.first == bytes("SET") }.count == sets)
+        #expect(redis.commands.filter { $0.first == bytes("PUBLISH") }.count == 3)
+        // Unavailable: nothing is told.
+        redis.answering = false
+        #expect(await tier.expire("/departments", at: time.now()) == nil)
+        #expect(redis.commands.filter { $0.first == bytes("PUBLISH") }.count == 3)
+    }
+
     // MARK: Fill locks
 
     @Test func aLockHeldIsRenewedEveryThirdOfItsLeaseUntilReleased() async throws {
@@ -325,17 +358,21 @@ struct RedisTierTests {
         #expect(redis.commands.last == [bytes("PTTL"), bytes("t:breaker")])
     }
 
-    @Test func signedNoticesOfPurgesAndBlocksReachTheHandlerAndOthersDoNot() throws {
+    @Test func signedNoticesOfPurgesExpiriesAndBlocksReachTheHandlerAndOthersDoNot() throws {
         let tier = try tier()
         let events = Locked<[SharedEvent]>([])
         tier.onEvent { event in events.withLock { $0.append(event) } }
         publish(.purge(key: "/objects/1"))
+        publish(.expire(key: "/objects/4"))
         publish(.block(seconds: 30, budget: ""))
         // Unsigned, signed as a record, or not a notice at all.
         redis.publish(SharedNotice.purge(key: "/objects/2").payload)
         redis.publish(seal.seal(SharedNotice.purge(key: "/objects/3").payload, .record, key: "")!)
         redis.publish(seal.seal(bytes("hello"), .notice, key: "")!)
-        #expect(events.withLock { $0 } == [.purged(key: "/objects/1"), .blocked(seconds: 30, budget: "")])
+        #expect(
+            events.withLock { $0 } == [
+                .purged(key: "/objects/1"), .expired(key: "/objects/4"), .blocked(seconds: 30, budget: ""),
+            ])
         #expect(tier.status.refused == 2)
     }
 }

@@ -11,6 +11,7 @@ import Testing
         .fill(key: "k", outcome: .failed(.blocked)),
         .fill(key: "k", outcome: .failed(.status(502))),
         .purge(key: "/objects/1\nfill\nstored"),
+        .expire(key: "/public/collection/v1/objects/1"), .expire(key: "search?q=a\npurge\nb"),
         .block(seconds: 42.25, budget: ""), .block(seconds: 3, budget: "images"),
     ])
     func roundTrips(_ notice: SharedNotice) {
@@ -26,7 +27,8 @@ import Testing
     }
 
     @Test(arguments: [
-        "", "fill", "fill\nstored", "fill\nmaybe\nk", "purge\n", "pause\nsoon", "pause\n-1", "pause\n0", "pause\ninf",
+        "", "fill", "fill\nstored", "fill\nmaybe\nk", "purge\n", "expire", "expire\n", "pause\nsoon", "pause\n-1",
+        "pause\n0", "pause\ninf",
         "pause\nnan", "pause\n3\n", "hello\nk",
         // An earlier version's block, a time on the sender's clock: never adopted as such.
         "block\n1800000000.25",

@@ -73,15 +73,18 @@ public final class CacheEngine: Sendable {
             compress: compress, metrics: metrics, logger: logger)
         driver = PipelineDriver(
             cache: cache, resolver: fetcher, pacer: pacer, time: time, logger: logger, metrics: metrics)
-        purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics)
+        purges = PurgeHandler(cache: cache, disk: disk, shared: shared, metrics: metrics, time: time)
         images = ImageEngine(
             configuration: configuration, upstream: imageUpstream ?? upstream, files: imageFiles, shared: shared,
             deriver: deriver, time: time, logger: logger)
-        // What the group's other instances announce: a purge, a firewall block.
+        // What the group's other instances announce: a purge, an expiry, a firewall block.
         shared?.onEvent { [monitor, pacer, purges, logger, client, images] event in
             switch event {
             case .purged(let key):
                 purges.dropLocally(key)
+            case .expired(let key):
+                // On the tier's thread: the persistent tier's row is read in a task.
+                Task { _ = purges.expireLocally(key, at: time.now()) }
             case .blocked(let seconds, let budget) where budget == ImageEngine.budget:
                 Self.adoptBlock(
                     for: seconds, monitor: images.monitor, pacer: images.pacer, at: time.now(), logger: logger,

@@ -1,23 +1,37 @@
 import MetEngine
 
-/// `DELETE /cache/objects/{id}` and `DELETE /cache/search?…`: keys out of every tier, for a client
-/// the purge rule lets purge (`PurgeRule`).
+/// `DELETE /cache/objects/{id}` and `DELETE /cache/search?…`: keys out of every tier, or with
+/// `soft=true` marked expired in every tier, for a client the purge rule lets purge (`PurgeRule`).
 enum CacheRoutes {
     /// One object's record.
     static let purgeObject = RouteEntry(.segment(prefix: "/cache/objects/"), methods: .deleting, label: .purge) {
         request, services throws(Problem) in
         try services.purgeRule.check(request.request)
-        try request.target.allowOnly([])
-        return services.purges.purge([MetResource.object(id: try ObjectID.parse(request.segment)).cacheKey])
+        try request.target.allowOnly(["soft"], known: "A purge takes only soft (true or false).")
+        let key = MetResource.object(id: try ObjectID.parse(request.segment)).cacheKey
+        return services.purges.purge([key], soft: try soft(request.target))
     }
 
     /// The ID lists of a search: its v1 list and every v1.1 page of its window (the parameters are
-    /// `/search`'s, validated as there).
+    /// `/search`'s, validated as there, and `soft`).
     static let purgeSearch = RouteEntry(.exact(["/cache/search"]), methods: .deleting, label: .purge) {
         request, services throws(Problem) in
         try services.purgeRule.check(request.request)
-        let query = try SearchQuery(request.target)
+        try request.target.rejectRepeats(of: ["soft"])
+        var target = request.target
+        target.query.removeAll { $0.name == "soft" }
+        let query = try SearchQuery(target)
         return services.purges.purge(
-            [SearchAPI.v1, .v1_1].flatMap { SearchWindow(query: query, api: $0).everyResource() }.map(\.cacheKey))
+            [SearchAPI.v1, .v1_1].flatMap { SearchWindow(query: query, api: $0).everyResource() }.map(\.cacheKey),
+            soft: try soft(request.target))
+    }
+
+    /// `soft`: whether the purge marks copies expired instead of removing them (default false).
+    private static func soft(_ target: RequestTarget) throws(Problem) -> Bool {
+        guard let text = target.value(of: "soft") else { return false }
+        guard let flag = RequestTarget.boolean(text) else {
+            throw Problem(.invalidParameter, "soft must be true or false.", parameter: "soft")
+        }
+        return flag
     }
 }

@@ -21,13 +21,14 @@ public struct SyncReport: Sendable, Equatable {
 /// used first (memory's, in its LRU order, which like eviction leaves entries of its newer half
 /// where they are; then the persistent tier's). With a shared tier, the group's copies of the
 /// listed records are marked expired too (a copy stored before this run began may predate the
-/// change), so that neither this refresh nor another instance serves them as fresh; the next
+/// change), and every other instance is told to mark its own local copies expired (as a soft
+/// purge does), so that neither this refresh nor another instance serves them as fresh; the next
 /// request for one that only the group holds refreshes it. Any thread; one run at a time is the
 /// caller's business (`themet sync`, or the server's periodic sync).
 public final class Synchronizer: Sendable {
     private let client: MetClient
-    private let cache: MemoryCache
-    private let disk: (any PersistentTier)?
+    /// Marks the local copies expired.
+    private let purges: PurgeHandler
     private let shared: (any SharedTier)?
     private let fetcher: CachedFetcher<MetResource>
     private let state: SyncState
@@ -40,8 +41,7 @@ public final class Synchronizer: Sendable {
     /// `configuration`'s data directory and looking at most one object lifetime back.
     public init(engine: CacheEngine, configuration: ServerConfiguration) {
         client = engine.client
-        cache = engine.cache
-        disk = engine.disk
+        purges = engine.purges
         shared = engine.shared
         fetcher = engine.fetcher
         state = SyncState(directory: configuration.cache.dataDirectory, logger: engine.logger)
@@ -79,16 +79,11 @@ public final class Synchronizer: Sendable {
         for id in ids {
             let resource = MetResource.object(id: id)
             let key = resource.cacheKey
-            if let shared, case .found(let entry) = await shared.entry(for: key), entry.isFresh(at: now) {
-                shared.store(entry.expired(at: now))
-            }
-            if let (entry, lastUse) = cache.peek(key) {
-                let expired = entry.isFresh(at: now) ? entry.expired(at: now) : entry
-                cache.store(expired)
-                disk?.store(expired)
+            if let shared { _ = await shared.expire(key, at: now) }
+            let copies = purges.expireLocally(key, at: now)
+            if let lastUse = copies.memoryLastUse {
                 inMemory.append((resource, lastUse))
-            } else if let entry = disk?.entry(for: key) {
-                disk?.store(entry.isFresh(at: now) ? entry.expired(at: now) : entry)
+            } else if copies.onDisk {
                 onDiskOnly.append(resource)
             }
         }

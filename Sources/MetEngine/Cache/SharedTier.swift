@@ -25,6 +25,13 @@ public protocol SharedTier: Sendable {
     /// tier is unavailable.
     func remove(_ key: String) async -> Bool?
 
+    /// Marks the group's copy of `key` expired at `time` (seconds since 1970) when it is fresh,
+    /// its stale windows kept (`CacheEntry.expired(at:)`), and tells every other instance to do the
+    /// same to its own copies (the `onEvent` handler there gets `.expired`; this instance's gets it
+    /// too). Returns whether the group held a copy; nil when the tier is unavailable (the other
+    /// instances are then not told).
+    func expire(_ key: String, at time: Double) async -> Bool?
+
     /// Tries to become the one instance that fetches `key`. The lock lasts while its holder lives
     /// and answers (the tier renews it) until `release`; a holder that dies or falls silent loses it
     /// within the tier's lease (seconds), so that it costs the others one short wait, never a hang.
@@ -110,6 +117,9 @@ public enum SharedToken: Sendable, Equatable {
 public enum SharedEvent: Sendable, Equatable {
     /// `key` was purged: drop the local copies.
     case purged(key: String)
+    /// `key` was purged softly, or changed at the Met: mark the local copies expired (they still
+    /// stand in while the upstream cannot answer).
+    case expired(key: String)
     /// The firewall of the host whose budget is `budget` ("" for the API) blocked the group for
     /// this many seconds from the notice's arrival (told by another instance; the receiver caps it
     /// at its longest cool-down).

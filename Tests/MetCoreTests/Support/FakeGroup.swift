@@ -111,6 +111,8 @@ final class FakeGroup: Sendable {
 
         func remove(_ key: String) async -> Bool? { group.remove(key) }
 
+        func expire(_ key: String, at time: Double) async -> Bool? { group.expire(key, at: time) }
+
         func lock(_ key: String) async -> SharedLock { group.lock(key) }
 
         func release(_ key: String, token: String, outcome: SharedFillOutcome) {
@@ -161,6 +163,21 @@ final class FakeGroup: Sendable {
         }
         for handler in handlers { handler(.purged(key: key)) }
         return removed
+    }
+
+    /// As Redis does it: the group's copy stored again expired when fresh, then the notice to
+    /// every member, the caller included.
+    private func expire(_ key: String, at time: Double) -> Bool? {
+        let held: Bool
+        switch entry(for: key) {
+        case .found(let entry):
+            if entry.isFresh(at: time) { store(entry.expired(at: time)) }
+            held = true
+        case .missing: held = false
+        case .unavailable: return nil
+        }
+        for handler in state.withLock({ $0.handlers }) { handler(.expired(key: key)) }
+        return held
     }
 
     /// A member's lock lasts until released (the member lives); only a ghost's expires.
