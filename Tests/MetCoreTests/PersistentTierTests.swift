@@ -11,6 +11,8 @@ final class RecordingTier: PersistentTier {
     private let rows = Locked<[String: [UInt8]]>([:])
     private let reads = Locked(0)
     private let atOnce: Bool
+    /// Run by each `remove` before the row goes: what happens meanwhile (a request reading it).
+    let beforeRemoval = Locked<(@Sendable () -> Void)?>(nil)
 
     init(atOnce: Bool = false) {
         self.atOnce = atOnce
@@ -28,7 +30,10 @@ final class RecordingTier: PersistentTier {
 
     func store(_ entry: CacheEntry) { rows.withLock { $0[entry.key] = entry.record } }
 
-    func remove(_ key: String) -> Bool { rows.withLock { $0.removeValue(forKey: key) != nil } }
+    func remove(_ key: String) -> Bool {
+        beforeRemoval.withLock { $0 }?()
+        return rows.withLock { $0.removeValue(forKey: key) != nil }
+    }
 
     var statistics: PersistentTierStatistics { PersistentTierStatistics() }
 

@@ -253,6 +253,32 @@ struct SharedTierTests {
         #expect(refetched.text.contains("Retitled"))
     }
 
+    @Test func aRowReadBackWhileAPurgeNoticeIsHandledIsNotLeftInMemory() async throws {
+        let group = Group()
+        let first = group.instance(Self.record(1))
+        let disk = RecordingTier(atOnce: true)
+        let second = Harness(
+            upstream: Self.record(1, title: "Retitled"), disk: disk, shared: group.group.member(), time: group.time
+        ) {
+            $0.upstream.searchAPI = .v1
+        }
+        _ = await first.get("/objects/1")
+        #expect(await second.get("/objects/1").cacheOutcome == .sharedHit)
+        // A request to the second instance after the notice dropped its memory copy, before its
+        // row is removed: the row is read back into memory.
+        let readBack = Locked<Response?>(nil)
+        disk.beforeRemoval.withLock { hook in
+            hook = { readBack.withLock { $0 = second.getImmediately("/objects/1") } }
+        }
+        var request = Request(method: "DELETE", target: "/cache/objects/1", headers: HTTPFields())
+        request.peer = .loopback
+        #expect(await first.service.response(to: request).status == 200)
+        await waitUntil { disk.keys.isEmpty }
+        await waitUntil { second.getImmediately("/objects/1") == nil }
+        #expect(readBack.withLock { $0 }?.cacheOutcome == .diskHit)
+        #expect(await second.get("/objects/1").text.contains("Retitled"))
+    }
+
     @Test func aSoftPurgeOnOneInstanceExpiresEveryCopyAndEachIsRefreshedAtItsNextRequest() async throws {
         let (group, second, secondUpstream, document) = try await Self.purgedOnTheFirst("/cache/objects/1?soft=true")
         #expect(document["soft"] as? Bool == true)

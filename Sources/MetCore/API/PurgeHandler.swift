@@ -95,26 +95,46 @@ struct PurgeHandler: Sendable {
 
     /// Marks the local copies of `key` expired at `now` (seconds since 1970), each tier's own, its
     /// stale windows kept: a request then refreshes it, and while the upstream cannot answer the
-    /// copy still stands in. A copy already expired is left as it is. Reads the persistent tier:
-    /// in a task, never on a loop thread.
+    /// copy still stands in. A copy already expired is left as it is. The persistent tier's row
+    /// first: a request that misses memory meanwhile reads the expired row, not the fresh one back
+    /// into memory after memory's was marked. Reads the persistent tier: in a task, never on a loop
+    /// thread.
     func expireLocally(_ key: String, at now: Double) -> LocalCopies {
         var copies = LocalCopies()
-        if let (entry, lastUse) = cache.peek(key) {
-            if entry.isFresh(at: now) { cache.store(entry.expired(at: now)) }
-            copies.memoryLastUse = lastUse
-        }
         if let disk, let entry = disk.entry(for: key) {
             if entry.isFresh(at: now) { disk.store(entry.expired(at: now)) }
             copies.onDisk = true
         }
+        copies.memoryLastUse = expireInMemory(key, at: now)
         return copies
     }
 
+    /// Marks memory's copy of `key` expired at `now`; its last use when memory held one.
+    private func expireInMemory(_ key: String, at now: Double) -> Int? {
+        guard let (entry, lastUse) = cache.peek(key) else { return nil }
+        if entry.isFresh(at: now) { cache.store(entry.expired(at: now)) }
+        return lastUse
+    }
+
+    /// Marks the local copies of `key` expired, for an expiry another instance of the group
+    /// announced. On the shared tier's thread: memory's copy at once, then in a task the
+    /// persistent tier's row (a row lookup) and memory's copy again, which a request in between
+    /// may have read back from the row.
+    func expireLocallySoon(_ key: String, at now: Double) {
+        _ = expireInMemory(key, at: now)
+        guard disk != nil else { return }
+        Task { _ = expireLocally(key, at: now) }
+    }
+
     /// Drops `key` from the local tiers, for a purge another instance of the group announced. On the
-    /// shared tier's thread: the persistent tier's removal (a row lookup) runs in a task.
+    /// shared tier's thread: memory's copy at once, then in a task the persistent tier's row (a row
+    /// lookup) and memory's copy again, which a request in between may have read back from the row.
     func dropLocally(_ key: String) {
         if cache.remove(key) { metrics.countPurged(.memory) }
         guard let disk else { return }
-        Task { if disk.remove(key) { metrics.countPurged(.disk) } }
+        Task {
+            if disk.remove(key) { metrics.countPurged(.disk) }
+            _ = cache.remove(key)
+        }
     }
 }

@@ -83,8 +83,7 @@ public final class CacheEngine: Sendable {
             case .purged(let key):
                 purges.dropLocally(key)
             case .expired(let key):
-                // On the tier's thread: the persistent tier's row is read in a task.
-                Task { _ = purges.expireLocally(key, at: time.now()) }
+                purges.expireLocallySoon(key, at: time.now())
             case .blocked(let seconds, let budget) where budget == ImageEngine.budget:
                 Self.adoptBlock(
                     for: seconds, monitor: images.monitor, pacer: images.pacer, at: time.now(), logger: logger,
