@@ -6,8 +6,8 @@ import MetEngine
 /// `entry:<cache key>` (an entry's record, expiring at its stale-until), `lock:<cache key>` (the
 /// fill lock, a random token, renewed by its holder), `budget` (the GCRA state of the API's
 /// budget), `breaker` (alive while the group's block of the API lasts), and `budget:<name>` and
-/// `breaker:<name>` for each other host's (the image host's); the channel `events` carries
-/// `SharedNotice`s.
+/// `breaker:<name>` for each other host's (the image host's), `sync` (when the group's last
+/// successful `metadataDate` sync started); the channel `events` carries `SharedNotice`s.
 ///
 /// With the group's secret, every record and notice is signed (`GroupSeal`) and one whose signature
 /// does not verify is refused; without it, a record's checksum only catches damage, and whoever
@@ -234,6 +234,35 @@ public final class RedisTier: SharedTier {
         return held
     }
 
+    public func lastGroupSync() async -> SharedSyncMark {
+        switch await link.call([Self.get, syncKey]) {
+        case .string(var stored):
+            if let seal {
+                guard let opened = seal.open(stored, .record, key: Self.syncName) else {
+                    refusals.withLock { $0 += 1 }
+                    return .none
+                }
+                stored = opened
+            }
+            guard stored.count <= 32, let time = Double(String(decoding: stored, as: UTF8.self)), time.isFinite else {
+                refusals.withLock { $0 += 1 }
+                return .none
+            }
+            return .startedAt(time)
+        case .null: return .none
+        default: return .unavailable
+        }
+    }
+
+    public func recordGroupSync(startedAt time: Double) {
+        var value = Array(String(time).utf8)
+        if let seal {
+            guard let sealed = seal.seal(value, .record, key: Self.syncName) else { return }
+            value = sealed
+        }
+        link.send([Self.set, syncKey, value])
+    }
+
     public func lock(_ key: String) async -> SharedLock {
         let token = Array(UUID().uuidString.utf8)
         let lease = Array(String(Int(Self.lockLease * 1_000)).utf8)
@@ -416,6 +445,10 @@ public final class RedisTier: SharedTier {
 
     private func entryKey(_ key: String) -> [UInt8] { Array((prefix + "entry:" + key).utf8) }
     private func lockKey(_ key: String) -> [UInt8] { Array((prefix + "lock:" + key).utf8) }
+    /// The group's sync record: `sync`, the start of its last successful sync as decimal seconds
+    /// (signed as a record of that name when the group has a secret).
+    private var syncKey: [UInt8] { Array((prefix + Self.syncName).utf8) }
+    private static let syncName = "sync"
 
     private static func eval(_ script: String, keys: [[UInt8]], _ arguments: [[UInt8]]) -> [[UInt8]] {
         [Array("EVAL".utf8), Array(script.utf8), Array(String(keys.count).utf8)] + keys + arguments

@@ -12,12 +12,17 @@ enum SyncCommand {
         and refreshes them through the pacer, most recently used first. Prints a summary; exits 0,
         or 1 when the Met's list of changes could not be had. A running server on the same data
         directory keeps its own memory: it sees the new records once its copies expire or it reads
-        them from the disk.
+        them from the disk. With --redis, the sync is the group's: it does nothing while another
+        instance syncs, asks for the changes since the group's last sync, and tells every instance
+        to mark its copies of the changed records expired.
         """
 
     /// One run of `synchronizer`; the exit status.
     static func run(_ synchronizer: Synchronizer) async -> Int32 {
         switch await synchronizer.run() {
+        case .success(let report) where report.anotherInstanceSyncing:
+            print("not synced: another instance of the group is syncing")
+            return 0
         case .success(let report):
             print(
                 "synced changes since \(report.since): \(report.listed) changed at the Met, \(report.cached) cached, "
@@ -30,21 +35,30 @@ enum SyncCommand {
     }
 
     /// Runs `synchronizer` every `interval` seconds, the first one interval after the last
-    /// successful sync (or after now when there was none), in a task of its own for the server's
-    /// lifetime.
+    /// successful sync (or after start-up when there was none), in a task of its own for the
+    /// server's lifetime. The last sync is asked again before each run: with `--redis` it may be
+    /// another instance's, and then this one waits an interval from it instead of syncing too.
     static func schedule(_ synchronizer: Synchronizer, every interval: Double, logger: Logger) {
         Task.detached {
-            var due = (synchronizer.lastSync ?? Date().timeIntervalSince1970) + interval
+            let began = Date().timeIntervalSince1970
             while true {
-                let wait = max(0, due - Date().timeIntervalSince1970)
-                try? await Task.sleep(for: .seconds(wait))
-                if case .failure = await synchronizer.run() {
-                    // Try again in a tenth of the interval (at least a minute): the Met may be back.
-                    due = Date().timeIntervalSince1970 + max(60, interval / 10)
-                } else {
-                    due = Date().timeIntervalSince1970 + interval
+                let due = (await synchronizer.lastSync() ?? began) + interval
+                let wait = due - Date().timeIntervalSince1970
+                if wait > 0 {
+                    logger.debug("next sync in \(Int(wait)) s")
+                    try? await Task.sleep(for: .seconds(wait))
+                    continue
                 }
-                logger.debug("next sync in \(Int(due - Date().timeIntervalSince1970)) s")
+                switch await synchronizer.run() {
+                case .failure:
+                    // Try again in a tenth of the interval (at least a minute): the Met may be back.
+                    try? await Task.sleep(for: .seconds(max(60, interval / 10)))
+                case .success(let report) where report.anotherInstanceSyncing:
+                    // Its end moves the group's last sync; asked again in a minute.
+                    try? await Task.sleep(for: .seconds(60))
+                case .success:
+                    break
+                }
             }
         }
     }

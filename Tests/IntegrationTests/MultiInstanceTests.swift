@@ -11,6 +11,20 @@ struct MultiInstanceTests {
     /// The pace out of the way, for the tests that are not about it.
     static let unpaced = ["--upstream-rate", "10000", "--upstream-burst", "1000", "--upstream-concurrency", "64"]
 
+    /// The body instance `index` answers for `path`, asked again (every 10 ms, 20 tries at most)
+    /// while it is still `old`: a notice takes a moment to arrive, and an expired copy may be
+    /// answered once more while it is refreshed (stale-while-revalidate).
+    private static func body(
+        of path: String, on group: InstanceGroup, _ index: Int, changedFrom old: Data
+    ) async throws -> Data {
+        var body = try await group.get(index, path).body
+        for _ in 0..<20 where body == old {
+            try await Task.sleep(for: .milliseconds(10))
+            body = try await group.get(index, path).body
+        }
+        return body
+    }
+
     static func objectPath(_ id: Int) -> String { "/public/collection/v1/objects/\(id)" }
 
     @Test func aHundredConcurrentRequestsOverThreeInstancesMakeOneUpstreamRequest() async throws {
@@ -224,12 +238,7 @@ struct MultiInstanceTests {
         #expect(purge.status == 200)
         #expect(try purge.json()["removedFromRedis"] as? Int == 1)
         for index in [1, 2] {
-            var body = try await group.get(index, "/objects/5").body
-            // The notice reaches the others in well under a millisecond; bounded in tries.
-            for _ in 0..<10 where body == old.body {
-                try await Task.sleep(for: .milliseconds(10))
-                body = try await group.get(index, "/objects/5").body
-            }
+            let body = try await Self.body(of: "/objects/5", on: group, index, changedFrom: old.body)
             #expect(body != old.body)
             #expect(String(decoding: body, as: UTF8.self).contains("(revision 1)"))
         }
@@ -248,14 +257,41 @@ struct MultiInstanceTests {
         #expect(json["expiredInMemory"] as? Int == 1)
         #expect(json["expiredInRedis"] as? Int == 1)
         for index in [0, 1, 2] {
-            // An expired copy may be answered once more while it is refreshed (stale-while-revalidate),
-            // and the notice takes a moment to arrive: bounded in tries.
-            var body = try await group.get(index, "/objects/7").body
-            for _ in 0..<20 where body == old.body {
-                try await Task.sleep(for: .milliseconds(10))
-                body = try await group.get(index, "/objects/7").body
-            }
+            let body = try await Self.body(of: "/objects/7", on: group, index, changedFrom: old.body)
             #expect(String(decoding: body, as: UTF8.self).contains("(revision 1)"), "instance \(index)")
         }
+    }
+
+    @Test func aSyncRunOnceForTheGroupExpiresEveryInstancesCopyAndTheChangeIsFetchedOnce() async throws {
+        let group = try await InstanceGroup.start(
+            redis: try await RedisServer.shared(), fake: ["--synthetic", "300"], themet: Self.unpaced)
+        // The fake's records carry their own metadataDate: take one outside the month a first sync
+        // looks back over, so that only the change made here lists it.
+        let day = SyncCommandTests.day(of: Date().timeIntervalSince1970 - 30 * 86_400)
+        let recent =
+            try await HTTPClient.request(
+                group.fake.baseURL + "/public/collection/v1/objects?metadataDate=\(day)"
+            ).json()["objectIDs"] as? [Int] ?? []
+        let id = try #require((1...300).first { !recent.contains($0) })
+        let old = try await group.get(0, "/objects/\(id)")
+        for index in [1, 2] { #expect(try await group.get(index, "/objects/\(id)").body == old.body) }
+        _ = try await HTTPClient.request(group.fake.baseURL + "/__change?ids=\(id)", method: "POST")
+
+        // The sync of a machine with nothing cached: it marks the group's copy and tells the instances.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("themet-test-\(UUID())").path
+        let sync = try await ThemetCommand.run(
+            [
+                "sync", "--upstream", group.fake.baseURL, "--data-dir", directory, "--redis", group.redis.url,
+                "--redis-prefix", group.prefix, "--redis-timeout", "2s",
+            ] + Self.unpaced)
+        #expect(sync.status == 0, "\(sync.errorText)")
+        #expect(String(decoding: sync.output, as: UTF8.self).contains("0 cached"))
+        for index in [0, 1, 2] {
+            let body = try await Self.body(of: "/objects/\(id)", on: group, index, changedFrom: old.body)
+            #expect(String(decoding: body, as: UTF8.self).contains("(revision 1)"), "instance \(index)")
+        }
+        let counts = try await group.upstreamStats().paths
+        #expect(counts["/public/collection/v1/objects/\(id)"] == 2)  // the first fetch, and one for the group after
+        #expect(counts["/public/collection/v1/objects"] == 2)  // the test's list, and the sync's
     }
 }

@@ -418,4 +418,57 @@ struct SharedTierTests {
         #expect(shared.cacheOutcome == .sharedHit)
         #expect(shared.body == refreshed.body)
     }
+
+    @Test func oneInstanceSyncsForTheGroupAndTheOthersExpireTheirCopiesAndTakeTurns() async throws {
+        let group = Group()
+        let (firstDirectory, secondDirectory) = (TemporaryDirectory(), TemporaryDirectory())
+        let firstUpstream = Self.record(1)
+        let secondUpstream = FakeUpstream()
+        // Records fresh for 30 days: a sync with no record of an earlier one looks 30 days back.
+        let first = group.instance(firstUpstream) {
+            $0.cache.dataDirectory = firstDirectory.path
+            $0.cache.freshness.object = 30 * 86_400
+        }
+        let second = group.instance(secondUpstream) {
+            $0.cache.dataDirectory = secondDirectory.path
+            $0.cache.freshness.object = 30 * 86_400
+        }
+        _ = await first.get("/objects/1")
+        #expect(await second.get("/objects/1").cacheOutcome == .sharedHit)
+        group.time.advance(by: 30)
+        let lookBack = first.configuration.cache.freshness.object
+        let changes = MetResource.objectList(
+            departmentIds: [], metadataDate: Synchronizer.day(of: group.time.now() - lookBack))
+        firstUpstream.answer(changes, with: .json(#"{"total":1,"objectIDs":[1]}"#))
+        firstUpstream.answer(.object(id: 1), with: .json(Sample.object(1, title: "Changed")))
+
+        // While another instance holds the group's sync lock, a sync does nothing.
+        guard case .acquired(let token) = await group.group.member().lock(Synchronizer.groupLock) else {
+            Issue.record("the sync lock was not free")
+            return
+        }
+        let skipped = try await second.synchronizer.run().get()
+        #expect(skipped.anotherInstanceSyncing)
+        #expect(secondUpstream.calls.isEmpty)
+        group.group.member().release(Synchronizer.groupLock, token: token, outcome: .abandoned)
+
+        let started = group.time.now()
+        let report = try await first.synchronizer.run().get()
+        #expect(report.listed == 1)
+        #expect(report.refreshed == 1)
+        #expect(firstUpstream.calls == [Sample.objectKey(1), changes.cacheKey, Sample.objectKey(1)])
+        // The second instance was told: its copy is expired, and the group's refreshed one answers.
+        await waitUntil { second.getImmediately("/objects/1")?.cacheOutcome != .hit }
+        let refreshed = await second.get("/objects/1")
+        #expect(refreshed.cacheOutcome == .sharedHit)
+        #expect(refreshed.text.contains("Changed"))
+        #expect(secondUpstream.calls.isEmpty)
+        // Its next sync counts from the group's, not from none (one object lifetime back).
+        #expect(await second.synchronizer.lastSync() == started)
+        group.time.advance(by: 2 * 86_400)
+        let since = MetResource.objectList(departmentIds: [], metadataDate: Synchronizer.day(of: started))
+        secondUpstream.answer(since, with: .json(#"{"total":0,"objectIDs":null}"#))
+        #expect(try await second.synchronizer.run().get().listed == 0)
+        #expect(secondUpstream.calls == [since.cacheKey])
+    }
 }

@@ -166,6 +166,25 @@ struct RedisTierTests {
         #expect(redis.commands.filter { $0.first == bytes("PUBLISH") }.count == 3)
     }
 
+    @Test func theGroupsLastSyncIsKeptSignedAndAForgedOneIsNone() async throws {
+        let tier = try tier()
+        #expect(await tier.lastGroupSync() == SharedSyncMark.none)
+        tier.recordGroupSync(startedAt: 1_800_000_000.25)
+        let set = try #require(redis.commands.last)
+        #expect(Array(set.prefix(2)) == [bytes("SET"), bytes("t:sync")])
+        #expect(set.count == 3)  // kept until replaced
+        #expect(seal.open(set[2], .record, key: "sync") == bytes("1800000000.25"))
+        #expect(await tier.lastGroupSync() == .startedAt(1_800_000_000.25))
+
+        redis.put("t:sync", bytes("1900000000"))  // not signed
+        #expect(await tier.lastGroupSync() == SharedSyncMark.none)
+        redis.put("t:sync", try #require(seal.seal(bytes("soon"), .record, key: "sync")))
+        #expect(await tier.lastGroupSync() == SharedSyncMark.none)
+        #expect(tier.status.refused == 2)
+        redis.answering = false
+        #expect(await tier.lastGroupSync() == .unavailable)
+    }
+
     // MARK: Fill locks
 
     @Test func aLockHeldIsRenewedEveryThirdOfItsLeaseUntilReleased() async throws {

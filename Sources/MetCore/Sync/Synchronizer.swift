@@ -13,6 +13,8 @@ public struct SyncReport: Sendable, Equatable {
     /// so the next request refreshes them in its turn).
     public var refreshed = 0
     public var failed = 0
+    /// Whether nothing was done because another instance of the group holds the sync's lock.
+    public var anotherInstanceSyncing = false
 }
 
 /// `metadataDate` sync: asks the Met which records changed since the last successful sync (at
@@ -23,8 +25,18 @@ public struct SyncReport: Sendable, Equatable {
 /// listed records are marked expired too (a copy stored before this run began may predate the
 /// change), and every other instance is told to mark its own local copies expired (as a soft
 /// purge does), so that neither this refresh nor another instance serves them as fresh; the next
-/// request for one that only the group holds refreshes it. Any thread; one run at a time is the
-/// caller's business (`themet sync`, or the server's periodic sync).
+/// request for one that only the group holds refreshes it.
+///
+/// One sync for a group: with a shared tier, a run first takes the group's sync lock (a fill lock
+/// on `groupLock`, renewed while it runs, lost within seconds if its holder dies); while another
+/// instance holds it, a run does nothing and says so. The group's last successful sync is
+/// recorded in the tier beside each instance's own (`sync.json`), and a run asks for the changes
+/// since the later of the two, so the instances take turns instead of each listing and
+/// refreshing the same changes; the others learn of them through the expiry notices. When the
+/// tier is unavailable, a run syncs alone, as without one.
+///
+/// Any thread; one run at a time per instance is the caller's business (`themet sync`, or the
+/// server's periodic sync).
 public final class Synchronizer: Sendable {
     private let client: MetClient
     /// Marks the local copies expired.
@@ -50,13 +62,34 @@ public final class Synchronizer: Sendable {
         logger = engine.logger
     }
 
-    /// When the last successful sync started (seconds since 1970), or nil.
-    public var lastSync: Double? { state.load() }
+    /// The lock a group's sync is taken under: not a cache key (those begin with `/` or a scheme).
+    static let groupLock = "metadataDate-sync"
+
+    /// When the last successful sync started (seconds since 1970): this instance's or, with a
+    /// shared tier, the group's, whichever is later; nil when there was none.
+    public func lastSync() async -> Double? {
+        let own = state.load()
+        guard let shared, case .startedAt(let group) = await shared.lastGroupSync() else { return own }
+        return max(own ?? group, group)
+    }
 
     /// One sync. Fails only when the Met's list could not be had (nothing is marked then).
     public func run() async -> Result<SyncReport, UpstreamError> {
+        var token: String?
+        if let shared {
+            switch await shared.lock(Self.groupLock) {
+            case .held:
+                logger.info("sync: another instance of the group is syncing; this one leaves it the changes")
+                return .success(SyncReport(since: "", anotherInstanceSyncing: true))
+            case .acquired(let held): token = held
+            case .unavailable: break
+            }
+        }
+        defer {
+            if let token { shared?.release(Self.groupLock, token: token, outcome: .abandoned) }
+        }
         let started = time.now()
-        let since = max(state.load() ?? -.infinity, started - lookBack)
+        let since = max(await lastSync() ?? -.infinity, started - lookBack)
         let day = Self.day(of: since)
         var report = SyncReport(since: day)
         let listed = await client.fetch(MetResource.objectList(departmentIds: [], metadataDate: day))
@@ -92,6 +125,7 @@ public final class Synchronizer: Sendable {
         for resource in order {
             if case .failed = await fetcher.warm(resource) { report.failed += 1 } else { report.refreshed += 1 }
         }
+        shared?.recordGroupSync(startedAt: started)
         do {
             try state.save(started)
         } catch {

@@ -58,6 +58,14 @@ public protocol SharedTier: Sendable {
     /// clocks do not matter. Returns at once.
     func announceBlock(for seconds: Double, budget: String)
 
+    /// When the group's last successful `metadataDate` sync started, as recorded by
+    /// `recordGroupSync(startedAt:)` (any instance's).
+    func lastGroupSync() async -> SharedSyncMark
+
+    /// Records that a `metadataDate` sync of the group, started at `time` (seconds since 1970),
+    /// succeeded; kept until replaced. Returns at once.
+    func recordGroupSync(startedAt time: Double)
+
     /// Sets the one handler of what other instances announce (purges and blocks). Call once,
     /// before the first request; the handler runs on the tier's thread and must not block.
     func onEvent(_ handler: @escaping @Sendable (SharedEvent) -> Void)
@@ -110,6 +118,15 @@ public enum SharedToken: Sendable, Equatable {
     case granted
     /// No token for this many seconds; ask again then.
     case wait(seconds: Double)
+    case unavailable
+}
+
+/// What `SharedTier.lastGroupSync()` found.
+public enum SharedSyncMark: Sendable, Equatable {
+    /// The group's last successful sync started then (seconds since 1970).
+    case startedAt(Double)
+    /// No instance of the group has recorded a sync (or the record was refused).
+    case none
     case unavailable
 }
 

@@ -23,6 +23,8 @@ final class FakeGroup: Sendable {
         /// Tokens taken of the API's budget.
         var tokensTaken = 0
         var beforeNextLock: (@Sendable () -> Void)?
+        /// The group's last successful sync (`recordGroupSync`).
+        var groupSync: Double?
         /// Entries looked up by every member: in tasks (`entry(for:)`), and without (`entrySoon`).
         var lookups = (inTasks: 0, withoutTask: 0)
     }
@@ -112,6 +114,19 @@ final class FakeGroup: Sendable {
         func remove(_ key: String) async -> Bool? { group.remove(key) }
 
         func expire(_ key: String, at time: Double) async -> Bool? { group.expire(key, at: time) }
+
+        func lastGroupSync() async -> SharedSyncMark {
+            group.state.withLock { state in
+                guard state.available else { return .unavailable }
+                return state.groupSync.map(SharedSyncMark.startedAt) ?? SharedSyncMark.none
+            }
+        }
+
+        func recordGroupSync(startedAt time: Double) {
+            group.state.withLock { state in
+                if state.available { state.groupSync = time }
+            }
+        }
 
         func lock(_ key: String) async -> SharedLock { group.lock(key) }
 
