@@ -19,10 +19,12 @@ struct SQLiteError: Error, CustomStringConvertible {
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
 
-    /// Opens `path` for reading and writing, creating it if `create`.
-    init(path: String, create: Bool) throws(SQLiteError) {
+    /// Opens `path` for reading and writing, creating it if `create`; or, `readOnly`, for reading
+    /// only (the file is never changed through this connection).
+    init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        let flags = access | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))

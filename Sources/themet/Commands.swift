@@ -20,6 +20,12 @@ enum Commands {
             name: "warm", summary: "Fill the cache for a search, a department or a list of IDs.",
             usage: WarmCommand.usage),
         Command(name: "sync", summary: "Refresh the cached records the Met changed.", usage: SyncCommand.usage),
+        Command(
+            name: "export", summary: "Write a snapshot of the cached records to a file.",
+            usage: SnapshotCommands.exportUsage),
+        Command(
+            name: "import", summary: "Merge a snapshot into the cache of --data-dir.",
+            usage: SnapshotCommands.importUsage),
         Command(name: "help", summary: "Print the help of a command: themet help search.", usage: helpUsage),
     ]
 

@@ -39,15 +39,29 @@ let routeCommand = arguments.first.flatMap(RouteCommands.named)
 let isSync = arguments.first == "sync"
 let isWarm = arguments.first == "warm"
 let isServe = arguments.first == "serve"
+let snapshotCommand = arguments.first.flatMap { $0 == "export" || $0 == "import" ? $0 : nil }
 if options.contains("--help") || options.contains("-h") {
-    let named = isServe || routeCommand != nil || isSync || isWarm ? arguments.first.flatMap(Commands.usage) : nil
+    let named =
+        isServe || routeCommand != nil || isSync || isWarm || snapshotCommand != nil
+        ? arguments.first.flatMap(Commands.usage) : nil
     print(named ?? Commands.overview)
     exit(0)
 }
-if isServe || routeCommand != nil || isSync || isWarm {
+if isServe || routeCommand != nil || isSync || isWarm || snapshotCommand != nil {
     arguments.removeFirst()
 } else if let first = arguments.first, !first.hasPrefix("-") {
     exitForUsage("no command '\(first)'; the commands are \(Commands.all.map(\.name).joined(separator: ", "))")
+}
+
+var snapshotFile = ""
+if let snapshotCommand {
+    do {
+        let parsed = try SnapshotCommands.parse(arguments, command: snapshotCommand)
+        snapshotFile = parsed.file
+        arguments = ["--log-level", "warning"] + parsed.server
+    } catch {
+        exitForUsage("\(error)")
+    }
 }
 
 var commandTarget = ""
@@ -95,6 +109,12 @@ do {
 
 let logger = Logger(
     level: configuration.logging.level, format: routeCommand == nil ? configuration.logging.format : .bare)
+// The snapshot commands use the data directory alone: no upstream, no engine.
+switch snapshotCommand {
+case "export"?: exit(SnapshotCommands.export(to: snapshotFile, configuration: configuration, logger: logger))
+case "import"?: exit(SnapshotCommands.importing(snapshotFile, configuration: configuration, logger: logger))
+default: break
+}
 let disk =
     configuration.cache.diskSize > 0
     ? DiskCache.open(

@@ -221,6 +221,62 @@ struct PersistenceTests {
         #expect(await restarted.themet.waitForExit() == 0)
     }
 
+    @Test func aSnapshotTakenDuringAFillStartsAnotherInstanceWithoutTheMet() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "1000"], themet: Self.unpaced)
+        let paths = (1...300).map { "/objects/\($0)" }
+        let before = try await Self.fetch(paths, from: servers)
+        try await Self.waitUntilCommitted(servers)
+        let files = FileManager.default.temporaryDirectory.appendingPathComponent("themet-test-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        let file = files + "/cache.snapshot"
+        // The directory's last sync travels with the snapshot to a directory that had none.
+        let synced = (Date().timeIntervalSince1970 - 3_600).rounded()
+        try Data(#"{"startedAt":\#(synced)}"#.utf8).write(
+            to: URL(fileURLWithPath: servers.dataDirectory + "/sync.json"))
+        // More records are fetched and stored while the snapshot is taken.
+        async let filling = Self.fetch((301...700).map { "/objects/\($0)" }, from: servers)
+        let export = try await ThemetCommand.run(["export", file, "--data-dir", servers.dataDirectory])
+        _ = try await filling
+        #expect(export.status == 0, "\(export.errorText)")
+        let summary = String(decoding: export.output, as: UTF8.self)
+        let exported = try #require(Int(summary.split(separator: " ").dropFirst().first ?? ""), "\(summary)")
+        #expect(exported >= 300)
+
+        // A copy with one byte of a record flipped is refused whole, and the directory stays empty.
+        var spoiled = try #require(FileManager.default.contents(atPath: file))
+        let title = try #require(spoiled.firstRange(of: Data("Synthetic Study No. 150\"".utf8)))
+        spoiled[title.lowerBound + 3] ^= 0x01
+        try spoiled.write(to: URL(fileURLWithPath: files + "/spoiled.snapshot"))
+        let target = files + "/target"
+        let refused = try await ThemetCommand.run(["import", files + "/spoiled.snapshot", "--data-dir", target])
+        #expect(refused.status == 1)
+        #expect(refused.errorText.contains("import refused"), "\(refused.errorText)")
+        #expect(!FileManager.default.fileExists(atPath: target + "/cache.sqlite"))
+
+        let imported = try await ThemetCommand.run(["import", file, "--data-dir", target])
+        #expect(imported.status == 0, "\(imported.errorText)")
+        #expect(
+            String(decoding: imported.output, as: UTF8.self).contains("\(exported) records, \(exported) stored, 0 kept")
+        )
+        let sync = try JSONSerialization.jsonObject(
+            with: try #require(FileManager.default.contents(atPath: target + "/sync.json")))
+        #expect((sync as? [String: Any])?["startedAt"] as? Double == synced)
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+
+        let calls = try await servers.upstreamStats().total
+        let started = try await servers.restartingThemet(Self.unpaced, dataDirectory: target)
+        let after = try await Self.fetch(paths, from: started)
+        #expect(try await started.upstreamStats().total == calls)
+        for path in paths {
+            #expect(after[path]?.body == before[path]?.body, "\(path)")
+            #expect(after[path]?.header("ETag") == before[path]?.header("ETag"), "\(path)")
+            #expect(after[path]?.header("Cache-Status")?.hasSuffix("detail=disk") == true, "\(path)")
+        }
+        started.themet.signal(SIGTERM)
+        #expect(await started.themet.waitForExit() == 0)
+    }
+
     @Test func withTheTierOffHealthSaysSoAndNothingIsWritten() async throws {
         let servers = try await Servers.start(themet: Self.unpaced + ["--disk-cache-size", "0"])
         #expect(try await servers.get("/objects/436535").status == 200)

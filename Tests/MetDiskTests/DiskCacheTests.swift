@@ -11,7 +11,7 @@ struct DiskCacheTests {
     private static let policy = FreshnessPolicy()
 
     /// An object entry with a body of `size` bytes that names `id`, a gzip copy and a summary.
-    private static func entry(_ id: Int, size: Int = 2_000, storedAt: Double = 1_000) -> CacheEntry {
+    static func entry(_ id: Int, size: Int = 2_000, storedAt: Double = 1_000) -> CacheEntry {
         let head = #"{"objectID":\#(id),"title":"Work \#(id)","x":""#
         let body = Array((head + String(repeating: "m", count: max(0, size - head.utf8.count - 2)) + #""}"#).utf8)
         var summary = ObjectSummary(objectID: id)
@@ -23,14 +23,14 @@ struct DiskCacheTests {
             policy: policy, details: .object(summary), compress: { Array($0.prefix(100)) })
     }
 
-    private static func open(_ directory: TemporaryDirectory, capacity: Int = 1 << 30, log: MemoryLog = MemoryLog())
+    static func open(_ directory: TemporaryDirectory, capacity: Int = 1 << 30, log: MemoryLog = MemoryLog())
         throws -> DiskCache
     {
         try #require(DiskCache.open(directory: directory.path, capacity: capacity, logger: log.logger()))
     }
 
     /// Every member of `restored` equals `original`'s.
-    private static func expectSame(_ restored: CacheEntry?, _ original: CacheEntry) {
+    static func expectSame(_ restored: CacheEntry?, _ original: CacheEntry) {
         #expect(restored?.key == original.key)
         #expect(restored?.kind == original.kind)
         #expect(restored?.status == original.status)
@@ -309,8 +309,13 @@ struct DiskCacheTests {
 
     /// Runs `body` with a plain SQLite connection to the directory's `cache.sqlite`.
     private static func withConnection(_ directory: TemporaryDirectory, _ body: (OpaquePointer) throws -> Void) throws {
+        try withDatabase(at: directory.path + "/cache.sqlite", body)
+    }
+
+    /// `body` with a connection of its own to the SQLite file at `path`, closed after.
+    static func withDatabase(at path: String, _ body: (OpaquePointer) throws -> Void) throws {
         var db: OpaquePointer?
-        #expect(sqlite3_open(directory.path + "/cache.sqlite", &db) == SQLITE_OK)
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
         defer { sqlite3_close(db) }
         try body(try #require(db))
     }

@@ -21,10 +21,11 @@ struct Servers: Sendable {
     }
 
     /// A new themet against the same fake Met and on the same data directory, as after a restart
-    /// (stop the running one first: SIGTERM, then `waitForExit`).
-    func restartingThemet(_ themetArguments: [String] = []) async throws -> Servers {
-        let themet = try await Self.startThemet(upstream: fake, dataDirectory: dataDirectory, themetArguments)
-        return Servers(fake: fake, themet: themet, dataDirectory: dataDirectory)
+    /// (stop the running one first: SIGTERM, then `waitForExit`), or on `dataDirectory`.
+    func restartingThemet(_ themetArguments: [String] = [], dataDirectory: String? = nil) async throws -> Servers {
+        let directory = dataDirectory ?? self.dataDirectory
+        let themet = try await Self.startThemet(upstream: fake, dataDirectory: directory, themetArguments)
+        return Servers(fake: fake, themet: themet, dataDirectory: directory)
     }
 
     private static func startThemet(

@@ -1,0 +1,152 @@
+import Foundation
+import MetCore
+import MetDisk
+import MetEngine
+
+/// `themet export FILE` and `themet import FILE`: a snapshot of the records cached in --data-dir,
+/// and a snapshot merged into one (`CacheSnapshot`), with a progress line on a terminal.
+enum SnapshotCommands {
+    static let exportUsage = """
+        usage: themet export FILE [server flags]
+
+        Writes a snapshot of the records cached in --data-dir (cache.sqlite: objects, ID lists,
+        departments, remembered 404s) to FILE, one SQLite file with a manifest (format, counts,
+        time, a digest of its rows, the last metadataDate sync). It is consistent while a server
+        runs on the directory; rows whose record does not verify are left out. FILE appears whole
+        or not at all. Pictures are not included. Exit status: 0, 1 when it could not be made, 64
+        for bad arguments.
+        """
+
+    static let importUsage = """
+        usage: themet import FILE [server flags]
+
+        Merges the snapshot FILE (made by themet export) into the cache of --data-dir: every
+        record whose key the directory does not hold as new or newer is stored, within
+        --disk-cache-size (past it, the least recently used go, as ever). The whole file is checked
+        first: a file that is not a TheMet snapshot, or is truncated or damaged (a page, a record,
+        the manifest's count or digest), is refused with the reason and nothing changes. The
+        directory's last sync becomes the older of its own and the snapshot's, so that the next
+        metadataDate sync covers the imported records. Stop a server on the directory first, or
+        restart it after: a running server keeps what it holds in memory. Exit status: 0, 1 when
+        the file was refused or the import failed, 64 for bad arguments.
+        """
+
+    /// The snapshot file named first in `arguments`, and the server flags after it. Throws a
+    /// usage error's text.
+    static func parse(_ arguments: [String], command: String) throws(ConfigurationError) -> (
+        file: String, server: [String]
+    ) {
+        guard let file = arguments.first, !file.hasPrefix("-") || file == "-" else {
+            throw ConfigurationError(flag: command, reason: "needs the snapshot's file: themet \(command) FILE")
+        }
+        guard file != "-" else { throw ConfigurationError(flag: command, reason: "FILE must be a file, not -") }
+        return (file, Array(arguments.dropFirst()))
+    }
+
+    /// `themet export`; the exit status.
+    static func export(to file: String, configuration: ServerConfiguration, logger: Logger) -> Int32 {
+        let directory = configuration.cache.dataDirectory
+        let progress = Progress(verb: "exporting")
+        do {
+            let manifest = try CacheSnapshot.export(
+                directory: directory, to: file, createdBy: "themet \(MetService.version)",
+                at: Date().timeIntervalSince1970, syncStartedAt: SyncState(directory: directory, logger: logger).load(),
+                progress: progress.report)
+            progress.end()
+            print("exported \(manifest.records) records (\(megabytes(manifest.bytes))) to \(file)")
+            return 0
+        } catch {
+            progress.end()
+            FileHandle.standardError.write(Data("themet: export failed: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    /// `themet import`; the exit status.
+    static func importing(_ file: String, configuration: ServerConfiguration, logger: Logger) -> Int32 {
+        let directory = configuration.cache.dataDirectory
+        guard configuration.cache.diskSize > 0 else {
+            FileHandle.standardError.write(
+                Data("themet: import needs the persistent cache; --disk-cache-size is 0\n".utf8))
+            return 1
+        }
+        let hadCache = FileManager.default.fileExists(atPath: directory + "/cache.sqlite")
+        let progress = Progress(verb: "checking, then importing")
+        do {
+            // Refused before the directory's cache is opened: a bad file changes nothing, not even that.
+            _ = try CacheSnapshot.verify(file, progress: progress.report)
+        } catch {
+            progress.end()
+            FileHandle.standardError.write(Data("themet: import refused: \(error)\n".utf8))
+            return 1
+        }
+        guard
+            let disk = DiskCache.open(directory: directory, capacity: configuration.cache.diskSize, logger: logger)
+        else {
+            progress.end()
+            FileHandle.standardError.write(Data("themet: import failed: cannot open the cache in \(directory)\n".utf8))
+            return 1
+        }
+        defer { disk.close() }
+        let report: SnapshotImport
+        do {
+            report = try CacheSnapshot.importing(file, into: disk, progress: progress.report)
+        } catch {
+            progress.end()
+            FileHandle.standardError.write(Data("themet: import failed: \(error)\n".utf8))
+            return 1
+        }
+        progress.end()
+        if report.stored > 0 {
+            adoptSync(report.manifest.syncStartedAt, in: directory, hadCache: hadCache, logger: logger)
+        }
+        print(
+            "imported \(file): \(report.manifest.records) records, \(report.stored) stored, \(report.kept) kept "
+                + "(held as new or newer)")
+        return 0
+    }
+
+    /// The directory's last sync after an import that stored something: the older of its own and
+    /// the snapshot's; the snapshot's for a directory that had no cache; none when the snapshot
+    /// has none (the next sync then looks back a whole object lifetime).
+    private static func adoptSync(_ theirs: Double?, in directory: String, hadCache: Bool, logger: Logger) {
+        let state = SyncState(directory: directory, logger: logger)
+        let own = state.load()
+        do {
+            switch (own, theirs) {
+            case (let own?, let theirs?): try state.save(min(own, theirs))
+            case (nil, let theirs?) where !hadCache: try state.save(theirs)
+            case (_?, nil): try state.clear()
+            default: break
+            }
+        } catch {
+            logger.warning("import: cannot record the last sync in \(directory): \(error.localizedDescription)")
+        }
+    }
+
+    private static func megabytes(_ bytes: Int) -> String {
+        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+    }
+
+    /// A progress line on standard error when it is a terminal: `verb done/total`, rewritten in
+    /// place; nothing otherwise.
+    private final class Progress {
+        private let verb: String
+        private let isTerminal = isatty(2) != 0
+        private var shown = false
+
+        init(verb: String) { self.verb = verb }
+
+        func report(_ done: Int, _ total: Int) {
+            guard isTerminal else { return }
+            shown = true
+            FileHandle.standardError.write(Data("\r\(verb) \(done)/\(total) records".utf8))
+        }
+
+        func end() {
+            guard shown else { return }
+            FileHandle.standardError.write(Data("\n".utf8))
+            shown = false
+        }
+    }
+}
