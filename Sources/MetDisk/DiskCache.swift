@@ -191,6 +191,18 @@ public final class DiskCache: PersistentTier {
     /// Writes everything queued and waits until it is on the disk.
     public func flush() { writer.flush() }
 
+    /// What is committed now, as `CacheSnapshot.export` writes it (what is still queued is not in
+    /// it: it reaches the disk within the writer's batch window).
+    public func writeSnapshot(to file: String, createdBy: String, syncStartedAt: Double?, at now: Double) throws
+        -> Int
+    {
+        let directory = String(path.dropLast(CacheDatabase.entries.fileName.count + 1))
+        return try CacheSnapshot.export(
+            directory: directory, to: file, createdBy: createdBy, at: now, syncStartedAt: syncStartedAt,
+            progress: { _, _ in }
+        ).records
+    }
+
     /// Writes everything queued, then closes the database (at shutdown, and before a one-shot
     /// command exits); reads after it miss and writes are ignored.
     public func close() {

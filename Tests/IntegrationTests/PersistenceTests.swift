@@ -277,6 +277,38 @@ struct PersistenceTests {
         #expect(await started.themet.waitForExit() == 0)
     }
 
+    @Test func aRunningServerHandsOutASnapshotThatStartsAnotherInstance() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "100"], themet: Self.unpaced)
+        let paths = (1...50).map { "/objects/\($0)" }
+        let before = try await Self.fetch(paths, from: servers)
+        try await Self.waitUntilCommitted(servers)
+        let answer = try await servers.get("/cache/snapshot")
+        #expect(answer.status == 200)
+        #expect(answer.header("Content-Type") == "application/vnd.sqlite3")
+        #expect(answer.header("Content-Disposition")?.hasPrefix("attachment; filename=\"themet-") == true)
+        #expect(answer.header("Cache-Control") == "no-store")
+        // Made for the request and gone from the directory once sent.
+        let names = try FileManager.default.contentsOfDirectory(atPath: servers.dataDirectory)
+        #expect(!names.contains { $0.hasPrefix("snapshot-") }, "\(names)")
+
+        let files = FileManager.default.temporaryDirectory.appendingPathComponent("themet-test-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        try answer.body.write(to: URL(fileURLWithPath: files + "/from-peer.snapshot"))
+        let target = files + "/target"
+        let imported = try await ThemetCommand.run(["import", files + "/from-peer.snapshot", "--data-dir", target])
+        #expect(imported.status == 0, "\(imported.errorText)")
+        #expect(String(decoding: imported.output, as: UTF8.self).contains("50 records, 50 stored"))
+        let calls = try await servers.upstreamStats().total
+        let second = try await servers.restartingThemet(Self.unpaced, dataDirectory: target)
+        let after = try await Self.fetch(paths, from: second)
+        #expect(try await second.upstreamStats().total == calls)
+        for path in paths { #expect(after[path]?.body == before[path]?.body, "\(path)") }
+        for running in [servers.themet, second.themet] {
+            running.signal(SIGTERM)
+            #expect(await running.waitForExit() == 0)
+        }
+    }
+
     @Test func withTheTierOffHealthSaysSoAndNothingIsWritten() async throws {
         let servers = try await Servers.start(themet: Self.unpaced + ["--disk-cache-size", "0"])
         #expect(try await servers.get("/objects/436535").status == 200)

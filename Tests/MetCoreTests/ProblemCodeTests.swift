@@ -24,6 +24,7 @@ struct ProblemCodeTests {
         ("not_public_domain", 404, "Not in the public domain"),
         ("no_images", 404, "No images"),
         ("image_not_found", 404, "Image not found"),
+        ("no_persistent_cache", 404, "No persistent cache"),
         ("method_not_allowed", 405, "Method not allowed"),
         ("body_too_large", 413, "Request body too large"),
         ("uri_too_long", 414, "Request target too long"),

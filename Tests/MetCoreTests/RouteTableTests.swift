@@ -38,6 +38,7 @@ struct RouteTableTests {
                 "/public/collection/v1.1/search | GET, HEAD, OPTIONS | mirror | met",
                 "/cache/objects/{} | DELETE, OPTIONS | purge",
                 "/cache/search | DELETE, OPTIONS | purge",
+                "/cache/snapshot | GET, HEAD, OPTIONS | snapshot",
                 "/health | GET, HEAD, OPTIONS | health",
                 "/metrics | GET, HEAD, OPTIONS | metrics",
                 "/openapi.yaml | GET, HEAD, OPTIONS | openapi",

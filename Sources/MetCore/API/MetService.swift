@@ -87,6 +87,8 @@ public final class MetService: Responder {
                 presenter: presenter, publicURL: configuration.presentation.publicURL, time: time,
                 clientLimit: configuration.access.clientQueue),
             purges: engine.purges,
+            snapshots: SnapshotHandler(
+                disk: disk, directory: configuration.cache.dataDirectory, time: time, logger: logger),
             purgeRule: PurgeRule(
                 adminToken: configuration.access.adminToken, proxies: configuration.access.trustedProxies),
             searchRenders: renders, batchRenders: Renders(capacity: Self.batchRenderBytes, compress: compress),

@@ -18,7 +18,7 @@ import MetEngine
 final class IIIFImageHandler: Sendable {
     private let engine: CacheEngine
     private let deriver: any ImageDeriver
-    private let gate: DerivationGate
+    private let gate: BlockingGate
     private let flights = SingleFlight<Derived>()
     /// What each record gives the Image API, by the record's ETag (which names one object's
     /// record), so that a hit neither decodes the record's JSON again nor parses its picture URLs.
@@ -56,7 +56,7 @@ final class IIIFImageHandler: Sendable {
     ) {
         self.engine = engine
         self.deriver = deriver
-        gate = DerivationGate(limit: derivations)
+        gate = BlockingGate(limit: derivations)
         self.presenter = presenter
         self.publicURL = publicURL
         self.time = time

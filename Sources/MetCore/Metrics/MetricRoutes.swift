@@ -18,11 +18,12 @@ extension MetricRoute {
     static let metrics = MetricRoute(index: 14, name: "metrics")
     static let images = MetricRoute(index: 15, name: "images")
     static let iiifImage = MetricRoute(index: 16, name: "iiif_image")
+    static let snapshot = MetricRoute(index: 17, name: "snapshot")
 
     /// Every label, in the order `/metrics` lists them; the engine's counters are made for these.
     static let all: [MetricRoute] = [
         .object, .objects, .departments, .search, .widget, .open, .random, .iiif, .iiifImage, .images, .explorer,
-        .mirror, .purge,
+        .mirror, .purge, .snapshot,
         .health, .openapi, .metrics, .none,
     ]
 }

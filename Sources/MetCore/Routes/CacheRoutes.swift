@@ -1,7 +1,8 @@
 import MetEngine
 
 /// `DELETE /cache/objects/{id}` and `DELETE /cache/search?…`: keys out of every tier, or with
-/// `soft=true` marked expired in every tier, for a client the purge rule lets purge (`PurgeRule`).
+/// `soft=true` marked expired in every tier; `GET /cache/snapshot`: the persistent tier as one file;
+/// each for a client the purge rule lets purge (`PurgeRule`).
 enum CacheRoutes {
     /// One object's record.
     static let purgeObject = RouteEntry(.segment(prefix: "/cache/objects/"), methods: .deleting, label: .purge) {
@@ -24,6 +25,14 @@ enum CacheRoutes {
         return services.purges.purge(
             [SearchAPI.v1, .v1_1].flatMap { SearchWindow(query: query, api: $0).everyResource() }.map(\.cacheKey),
             soft: try soft(request.target))
+    }
+
+    /// A snapshot of the persistent tier (`themet export`'s format), for whoever may purge.
+    static let snapshot = RouteEntry(.exact(["/cache/snapshot"]), label: .snapshot) {
+        request, services throws(Problem) in
+        try services.purgeRule.check(request.request)
+        try request.target.allowOnly([])
+        return services.snapshots.snapshot()
     }
 
     /// `soft`: whether the purge marks copies expired instead of removing them (default false).

@@ -2,7 +2,7 @@ import MetEngine
 
 /// What the routes answer with: the pipeline driver and the presenter, what keeps state (the search
 /// generation, the shared store, kept renders, the widget, random draws, health, metrics, the
-/// explorer, purges) and the settings routes read. Made once by `MetService`; any thread.
+/// explorer, purges, snapshots) and the settings routes read. Made once by `MetService`; any thread.
 final class RouteServices: Sendable {
     let driver: PipelineDriver
     let presenter: Presenter
@@ -19,6 +19,8 @@ final class RouteServices: Sendable {
     /// The IIIF Image API over the pictures (`/iiif/{id}/{n}/…`).
     let iiifImages: IIIFImageHandler
     let purges: PurgeHandler
+    /// `GET /cache/snapshot`.
+    let snapshots: SnapshotHandler
     /// Who may purge (`--admin-token`, `--trusted-proxy`).
     let purgeRule: PurgeRule
     /// Rendered search pages (and the widget's timelines), batches, and manifests, each shared
@@ -35,7 +37,7 @@ final class RouteServices: Sendable {
         driver: PipelineDriver, presenter: Presenter, generations: SearchGenerations, store: SharedStore,
         widget: WidgetHandler, random: RandomHandler, health: HealthHandler, metrics: MetricsHandler,
         explorer: ExplorerHandler, images: ImageHandler,
-        iiifImages: IIIFImageHandler, purges: PurgeHandler, purgeRule: PurgeRule,
+        iiifImages: IIIFImageHandler, purges: PurgeHandler, snapshots: SnapshotHandler, purgeRule: PurgeRule,
         searchRenders: Renders,
         batchRenders: Renders, manifestRenders: Renders, detailURL: String, publicURL: String?
     ) {
@@ -52,6 +54,7 @@ final class RouteServices: Sendable {
         self.images = images
         self.iiifImages = iiifImages
         self.purges = purges
+        self.snapshots = snapshots
         self.purgeRule = purgeRule
         self.batchRenders = batchRenders
         self.manifestRenders = manifestRenders

@@ -27,11 +27,29 @@ public protocol PersistentTier: Sendable {
 
     /// What the tier holds and has done, for `/health`.
     var statistics: PersistentTierStatistics { get }
+
+    /// Writes a snapshot of what the tier holds to `file`, a new file (`themet export`'s format),
+    /// naming `createdBy` as its maker and `syncStartedAt` as the last sync; returns how many
+    /// records it holds. Blocks for as long as copying the tier takes (seconds for a large one):
+    /// on a thread of its own, never a loop's or the task pool's. Throws why it could not be made.
+    func writeSnapshot(to file: String, createdBy: String, syncStartedAt: Double?, at now: Double) throws -> Int
 }
 
 extension PersistentTier {
     /// Declined: a tier reads in tasks only unless it says how long its reads take.
     public func entryAtOnce(for key: String) -> AtOnceRead { .declined }
+
+    /// Refused: a tier makes snapshots only when it says how.
+    public func writeSnapshot(to file: String, createdBy: String, syncStartedAt: Double?, at now: Double) throws
+        -> Int
+    {
+        throw SnapshotUnsupported()
+    }
+}
+
+/// A persistent tier that cannot make snapshots.
+public struct SnapshotUnsupported: Error, CustomStringConvertible {
+    public var description: String { "this persistent tier makes no snapshots" }
 }
 
 /// What a read on a loop thread found (`PersistentTier.entryAtOnce(for:)`).

@@ -37,14 +37,16 @@ public struct FileSlice: Sendable {
 /// be opened at that moment (evicted, replaced, changed on disk). A response that holds one holds
 /// no descriptor, so it can be shared by many requests and kept (a plain hit's, for a second)
 /// without keeping a file open; each send opens the file, and closes it when its bytes are out.
+/// The exception, `init(file:length:)`: a file opened for one response, with no copy in memory.
 /// Any thread.
 public struct FileBody: Sendable {
     /// Where the body starts in the file and in `whole`, in bytes.
     public let offset: Int
     /// The body's length in bytes.
     public let length: Int
-    /// The file's whole content as memory holds it (shared storage, not a copy).
-    private let whole: [UInt8]
+    /// The file's whole content as memory holds it (shared storage, not a copy); nil for a file
+    /// opened for one response (`init(file:length:)`), which has no copy in memory.
+    private let whole: [UInt8]?
     /// Opens the file holding exactly `whole`, or returns nil; called on the thread that sends.
     private let open: @Sendable () -> OpenFile?
 
@@ -60,13 +62,25 @@ public struct FileBody: Sendable {
         self.open = open
     }
 
+    /// A body sent whole from `file`, already open, `length` bytes from its start, with no copy in
+    /// memory: for a file made for one response (a snapshot), which the response keeps open until
+    /// it is sent. Not for responses that are shared or kept.
+    public init(file: OpenFile, length: Int) {
+        offset = 0
+        self.length = max(0, length)
+        whole = nil
+        open = { file }
+    }
+
     /// The slice to send, opening the file now; nil when it cannot be opened (send `bytes()`).
     public func slice() -> FileSlice? {
         open().map { FileSlice(file: $0, offset: offset, length: length) }
     }
 
-    /// The same bytes from memory: shares `whole`'s storage when the body is all of it.
+    /// The same bytes from memory: shares `whole`'s storage when the body is all of it. Empty for
+    /// a body made from an open file, whose `slice()` is never nil.
     public func bytes() -> [UInt8] {
-        offset == 0 && length == whole.count ? whole : Array(whole[offset..<offset + length])
+        guard let whole else { return [] }
+        return offset == 0 && length == whole.count ? whole : Array(whole[offset..<offset + length])
     }
 }

@@ -58,6 +58,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case upstreamTimeout = "upstream_timeout"
     /// The server is shutting down and no longer starts new work.
     case shuttingDown = "shutting_down"
+    /// `GET /cache/snapshot` on a server that keeps no persistent cache (`--disk-cache-size 0`, or
+    /// its file could not be opened).
+    case noPersistentCache = "no_persistent_cache"
     /// The request needs the Met while its client already has `--client-queue` fetches waiting for
     /// their turn; retry after `Retry-After`. Answers from the cache are never refused.
     case tooManyRequests = "too_many_requests"
@@ -74,7 +77,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
             .invalidIIIFRequest:
             400
         case .forbidden: 403
-        case .routeNotFound, .objectNotFound, .noMatch, .notPublicDomain, .noImages, .imageNotFound: 404
+        case .routeNotFound, .objectNotFound, .noMatch, .notPublicDomain, .noImages, .imageNotFound,
+            .noPersistentCache:
+            404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .uriTooLong: 414
@@ -105,6 +110,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .notPublicDomain: "Not in the public domain"
         case .noImages: "No images"
         case .imageNotFound: "Image not found"
+        case .noPersistentCache: "No persistent cache"
         case .rangeNotSatisfiable: "Range not satisfiable"
         case .methodNotAllowed: "Method not allowed"
         case .bodyTooLarge: "Request body too large"

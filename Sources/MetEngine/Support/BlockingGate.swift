@@ -1,11 +1,12 @@
 import Foundation
 
-/// Bounds how many derivations run at once (each decodes a whole picture into memory, so this
-/// bounds the memory they take too), and runs each on a thread of its own: never on a loop thread,
-/// nor on Swift's cooperative pool, whose few threads the requests' tasks share. Callers beyond
-/// the bound wait in arrival order. A waiter is not cancelled: a derivation runs under single
-/// flight, whose operation always runs to its end. Thread-safe.
-package final class DerivationGate: Sendable {
+/// Bounds how many long blocking jobs run at once, and runs each on a thread of its own: never on
+/// a loop thread, nor on Swift's cooperative pool, whose few threads the requests' tasks share.
+/// The IIIF derivations go through one (each decodes a whole picture into memory, so this bounds
+/// the memory they take too), and `GET /cache/snapshot` through another, one at a time. Callers
+/// beyond the bound wait in arrival order. A waiter is not cancelled: a job runs to its end (a
+/// derivation runs under single flight, whose operation always does). Thread-safe.
+package final class BlockingGate: Sendable {
     private struct State {
         var running = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -14,12 +15,12 @@ package final class DerivationGate: Sendable {
     private let limit: Int
     private let state = Locked(State())
 
-    /// - Parameter limit: derivations at once, at least 1.
+    /// - Parameter limit: jobs at once, at least 1.
     package init(limit: Int) {
         self.limit = max(1, limit)
     }
 
-    /// Derivations running and waiting now, for `/health` and the tests.
+    /// Jobs running and waiting now, for `/health` and the tests.
     package var load: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.waiting.count) } }
 
     /// Runs `work` on a thread of its own once fewer than `limit` others run, and returns its result.
