@@ -95,9 +95,10 @@ public enum CacheSnapshot {
         }
     }
 
-    /// Checks all of `file` (see the type's comment) without changing it; its manifest when it is
-    /// a whole TheMet snapshot this build reads. `progress` as for `export`. Blocking file I/O.
-    public static func verify(_ file: String, progress: (Int, Int) -> Void) throws(SnapshotError) -> SnapshotManifest {
+    /// Checks all of `file` (see the type's comment) without changing it: the snapshot to import,
+    /// when it is a whole TheMet snapshot this build reads. `progress` as for `export`. Blocking
+    /// file I/O.
+    public static func verify(_ file: String, progress: (Int, Int) -> Void) throws(SnapshotError) -> VerifiedSnapshot {
         try open(file) { snapshot, manifest throws in
             var rows = Rows()
             try eachRow(of: snapshot, total: manifest.records, progress: progress) { key, record throws in
@@ -111,18 +112,18 @@ public enum CacheSnapshot {
                     "its rows (\(rows.count), \(rows.bytes) bytes, digest \(rows.digestText)) are not the ones its "
                         + "manifest lists (\(manifest.records), \(manifest.bytes) bytes, digest \(manifest.digest))")
             }
-            return manifest
+            return VerifiedSnapshot(file: file, manifest: manifest)
         }
     }
 
-    /// Verifies `file`, then stores each of its entries in `tier` unless `tier` holds the same key
-    /// stored at the same time or later; waits until the tier has written them. Nothing is stored
-    /// when the file is refused. `progress` is told the entries handled and the entries in all,
-    /// for the verification and then for the import. Blocking file I/O.
+    /// Stores each entry of `snapshot` (verified whole by `verify`) in `tier` unless `tier` holds
+    /// the same key stored at the same time or later; waits until the tier has written them. Each
+    /// record is checked again as it is read (the file may have changed since). `progress` is told
+    /// the entries handled and the entries in all. Blocking file I/O.
     public static func importing(
-        _ file: String, into tier: DiskCache, progress: (Int, Int) -> Void
+        _ verified: VerifiedSnapshot, into tier: DiskCache, progress: (Int, Int) -> Void
     ) throws(SnapshotError) -> SnapshotImport {
-        let manifest = try verify(file, progress: progress)
+        let (file, manifest) = (verified.file, verified.manifest)
         return try open(file) { snapshot, _ throws -> SnapshotImport in
             var report = SnapshotImport(manifest: manifest)
             // Least recently used first: the target marks each store as its latest use, so the
@@ -289,6 +290,12 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
             throw .damaged("its manifest cannot be read (\(error.localizedDescription))")
         }
     }
+}
+
+/// A snapshot file that `CacheSnapshot.verify` found whole, and its manifest: what an import takes.
+public struct VerifiedSnapshot: Sendable, Equatable {
+    public let file: String
+    public let manifest: SnapshotManifest
 }
 
 /// What an import did.

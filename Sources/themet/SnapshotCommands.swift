@@ -72,9 +72,10 @@ enum SnapshotCommands {
         }
         let hadCache = FileManager.default.fileExists(atPath: directory + "/cache.sqlite")
         let progress = Progress(verb: "checking, then importing")
+        let verified: VerifiedSnapshot
         do {
             // Refused before the directory's cache is opened: a bad file changes nothing, not even that.
-            _ = try CacheSnapshot.verify(file, progress: progress.report)
+            verified = try CacheSnapshot.verify(file, progress: progress.report)
         } catch {
             progress.end()
             FileHandle.standardError.write(Data("themet: import refused: \(error)\n".utf8))
@@ -90,7 +91,7 @@ enum SnapshotCommands {
         defer { disk.close() }
         let report: SnapshotImport
         do {
-            report = try CacheSnapshot.importing(file, into: disk, progress: progress.report)
+            report = try CacheSnapshot.importing(verified, into: disk, progress: progress.report)
         } catch {
             progress.end()
             FileHandle.standardError.write(Data("themet: import failed: \(error)\n".utf8))

@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 import Testing
 
 /// The persistent tier through the real binaries: what one themet fetched, the next themet on the
@@ -193,6 +194,14 @@ struct PersistenceTests {
         #expect(five.status == 200)
         #expect(try await servers.get("/objects/6").status == 200)
         try await Self.waitUntilCommitted(servers)
+        // Hostile values are refused before anything is touched.
+        for target in [
+            "/cache/objects/5?soft=maybe", "/cache/objects/5?soft=true&soft=false", "/cache/objects/5?soft=",
+        ] {
+            let refused = try await servers.get(target, method: "DELETE")
+            #expect(refused.status == 400, "\(target)")
+            #expect(try refused.json()["code"] as? String == "invalid_parameter", "\(target)")
+        }
         let purged = try await servers.get("/cache/objects/5?soft=true", method: "DELETE")
         #expect(purged.status == 200)
         let json = try purged.json()
@@ -226,8 +235,8 @@ struct PersistenceTests {
         let paths = (1...300).map { "/objects/\($0)" }
         let before = try await Self.fetch(paths, from: servers)
         try await Self.waitUntilCommitted(servers)
-        let files = FileManager.default.temporaryDirectory.appendingPathComponent("themet-test-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        let scratch = TemporaryDirectory()
+        let files = scratch.path
         let file = files + "/cache.snapshot"
         // The directory's last sync travels with the snapshot to a directory that had none.
         let synced = (Date().timeIntervalSince1970 - 3_600).rounded()
@@ -287,12 +296,14 @@ struct PersistenceTests {
         #expect(answer.header("Content-Type") == "application/vnd.sqlite3")
         #expect(answer.header("Content-Disposition")?.hasPrefix("attachment; filename=\"themet-") == true)
         #expect(answer.header("Cache-Control") == "no-store")
+        #expect(try await servers.get("/cache/snapshot?fresh=1").status == 400)
+        #expect(try await servers.get("/cache/snapshot", method: "DELETE").status == 405)
         // Made for the request and gone from the directory once sent.
         let names = try FileManager.default.contentsOfDirectory(atPath: servers.dataDirectory)
         #expect(!names.contains { $0.hasPrefix("snapshot-") }, "\(names)")
 
-        let files = FileManager.default.temporaryDirectory.appendingPathComponent("themet-test-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        let scratch = TemporaryDirectory()
+        let files = scratch.path
         try answer.body.write(to: URL(fileURLWithPath: files + "/from-peer.snapshot"))
         let target = files + "/target"
         let imported = try await ThemetCommand.run(["import", files + "/from-peer.snapshot", "--data-dir", target])

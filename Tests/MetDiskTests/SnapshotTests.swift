@@ -40,12 +40,13 @@ struct SnapshotTests {
         #expect(manifest.createdAt == 5_000)
         #expect(manifest.syncStartedAt == 4_000)
         #expect(try FileManager.default.contentsOfDirectory(atPath: files.path) == ["cache.snapshot"])
-        #expect(try CacheSnapshot.verify(file, progress: { _, _ in }) == manifest)
+        let verified = try CacheSnapshot.verify(file, progress: { _, _ in })
+        #expect(verified == VerifiedSnapshot(file: file, manifest: manifest))
 
         let disk = try DiskCacheTests.open(target)
         defer { disk.close() }
         var reports: [(Int, Int)] = []
-        let report = try CacheSnapshot.importing(file, into: disk, progress: { reports.append(($0, $1)) })
+        let report = try CacheSnapshot.importing(verified, into: disk, progress: { reports.append(($0, $1)) })
         #expect(report == SnapshotImport(manifest: manifest, stored: 49, kept: 0))
         #expect(reports.last.map { [$0.0, $0.1] } == [49, 49])
         for id in 1...50 where id != 7 {
@@ -65,7 +66,8 @@ struct SnapshotTests {
         disk.store(DiskCacheTests.entry(2, size: 3_000, storedAt: 1_000))  // as new: kept
         disk.store(DiskCacheTests.entry(3, size: 3_000, storedAt: 500))  // older: replaced
         disk.flush()
-        let report = try CacheSnapshot.importing(file, into: disk, progress: { _, _ in })
+        let report = try CacheSnapshot.importing(
+            CacheSnapshot.verify(file, progress: { _, _ in }), into: disk, progress: { _, _ in })
         #expect(report.stored == 1)
         #expect(report.kept == 2)
         #expect(disk.entry(for: "/public/collection/v1/objects/1")?.storedAt == 2_000)
@@ -111,7 +113,8 @@ struct SnapshotTests {
         disk.store(DiskCacheTests.entry(30))
         disk.flush()
         do {
-            _ = try CacheSnapshot.importing(file, into: disk, progress: { _, _ in })
+            _ = try CacheSnapshot.importing(
+                CacheSnapshot.verify(file, progress: { _, _ in }), into: disk, progress: { _, _ in })
             Issue.record("\(spoiled): imported")
         } catch {
             let kind =
