@@ -22,6 +22,9 @@ struct CacheDatabase: Sendable {
     let schemaVersion: Int64
     /// The tables and indexes, made in a new file.
     let tables: String
+    /// Tables added since the schema version, made when missing whenever the file is opened
+    /// (`CREATE TABLE IF NOT EXISTS`): older builds ignore them, so they need no new version.
+    var additions = ""
 
     var schema: String {
         "\(tables)\nPRAGMA application_id = \(applicationID);\nPRAGMA user_version = \(schemaVersion);"
@@ -38,7 +41,7 @@ struct CacheDatabase: Sendable {
                 record BLOB NOT NULL
             );
             CREATE INDEX entries_by_use ON entries (used_at, bytes);
-            """)
+            """, additions: ChangeLog.tables)
 
     /// The pictures' index, `images/index.sqlite` in the data directory ("TMim").
     static let images = CacheDatabase(
@@ -96,7 +99,7 @@ struct CacheDatabase: Sendable {
             try connection.execute("PRAGMA synchronous = NORMAL")
             let tables = try connection.integer("SELECT count(*) FROM sqlite_schema")
             if tables == 0 {
-                try connection.execute("BEGIN IMMEDIATE; \(schema) COMMIT;")
+                try connection.execute("BEGIN IMMEDIATE; \(schema) \(additions) COMMIT;")
                 return connection
             }
             let application = try connection.integer("PRAGMA application_id")
@@ -109,6 +112,7 @@ struct CacheDatabase: Sendable {
                 throw OpenError.foreign(
                     "the file has cache schema version \(version); this build uses \(schemaVersion)")
             }
+            if !additions.isEmpty { try connection.execute("BEGIN IMMEDIATE; \(additions) COMMIT;") }
             return connection
         } catch let error as SQLiteError {
             throw .sqlite(error)

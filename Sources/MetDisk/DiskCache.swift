@@ -66,22 +66,33 @@ public final class DiskCache: PersistentTier {
     /// damaged or foreign file is moved aside and a new one made; when no database can be opened
     /// (a read-only file, a full disk, …) this logs why and returns nil, and the server runs on
     /// memory and the upstream. Start-up reads no rows: the writer counts them in the background.
-    public static func open(directory: String, capacity: Int, logger: Logger) -> DiskCache? {
+    /// The change log keeps the newest `changeRetention` changes.
+    public static func open(
+        directory: String, capacity: Int, changeRetention: Int = DiskCache.changeRetention, logger: Logger
+    ) -> DiskCache? {
         let path = directory + "/" + CacheDatabase.entries.fileName
         do {
             let connection = try CacheDatabase.entries.open(path, logger: logger)
-            return try DiskCache(path: path, connection: connection, capacity: capacity, logger: logger)
+            return try DiskCache(
+                path: path, connection: connection, capacity: capacity, changeRetention: changeRetention,
+                logger: logger)
         } catch {
             logger.warning("persistent cache off: cannot use \(path): \(error); serving from memory and the upstream")
             return nil
         }
     }
 
-    private init(path: String, connection: SQLiteConnection, capacity: Int, logger: Logger) throws {
+    /// How many changes the change log keeps (`GET /changes`): about 6 MiB of rows.
+    public static let changeRetention = 100_000
+
+    private init(
+        path: String, connection: SQLiteConnection, capacity: Int, changeRetention: Int, logger: Logger
+    ) throws {
         self.path = path
         self.capacity = capacity
         self.logger = logger
-        writer = try DiskWriter(connection: connection, capacity: capacity, logger: logger)
+        writer = try DiskWriter(
+            connection: connection, capacity: capacity, changeRetention: changeRetention, logger: logger)
     }
 
     public func entry(for key: String) -> CacheEntry? {
@@ -201,6 +212,13 @@ public final class DiskCache: PersistentTier {
             directory: directory, to: file, createdBy: createdBy, at: now, syncStartedAt: syncStartedAt,
             progress: { _, _ in }
         ).records
+    }
+
+    public func changes(from start: ChangeStart, limit: Int) throws -> ChangePage? {
+        guard !closed.load(ordering: .acquiring) else { return nil }
+        return try withReader { reader throws(SQLiteError) in
+            try ChangeLog.page(on: reader.connection, from: start, limit: limit)
+        }
     }
 
     /// Writes everything queued, then closes the database (at shutdown, and before a one-shot

@@ -78,11 +78,13 @@ final class DiskWriter: @unchecked Sendable {
     private let delete: SQLiteStatement
     private let touch: SQLiteStatement
     private let oldest: SQLiteStatement
+    private let changeLog: ChangeLog
     private var useSequence: Int64 = 0
     private var lastErrorLog = Date.distantPast
 
-    /// Starts the writer thread on `connection` (which it owns from now on).
-    init(connection: SQLiteConnection, capacity: Int, logger: Logger) throws(SQLiteError) {
+    /// Starts the writer thread on `connection` (which it owns from now on), keeping the newest
+    /// `changeRetention` changes of the change log.
+    init(connection: SQLiteConnection, capacity: Int, changeRetention: Int, logger: Logger) throws(SQLiteError) {
         self.connection = connection
         self.capacity = capacity
         self.logger = logger
@@ -95,6 +97,7 @@ final class DiskWriter: @unchecked Sendable {
         delete = try connection.prepare("DELETE FROM entries WHERE key = ?1")
         touch = try connection.prepare("UPDATE entries SET used_at = ?2 WHERE key = ?1")
         oldest = try connection.prepare("SELECT key, bytes, used_at FROM entries ORDER BY used_at LIMIT ?1")
+        changeLog = try ChangeLog(connection: connection, retention: changeRetention)
         let thread = Thread { [self] in run() }
         thread.name = "themet-disk-writer"
         thread.start()
@@ -240,10 +243,12 @@ final class DiskWriter: @unchecked Sendable {
         var oldestUse: Int64 = 0
     }
 
-    /// Commits `batch` and the use marks of `used` in one transaction, then evicts past the bound;
-    /// on a failure rolls back (the batch is lost to the disk; memory still holds its entries).
+    /// Commits `batch`, the changes it makes to the change log and the use marks of `used` in one
+    /// transaction, then evicts past the bound; on a failure rolls back (the batch is lost to the
+    /// disk; memory still holds its entries).
     private func commit(_ batch: [Queued], used: Set<String>) -> Result<Change, SQLiteError> {
         var change = Change()
+        var noted = false
         do {
             try connection.execute("BEGIN IMMEDIATE")
             for item in batch {
@@ -258,6 +263,7 @@ final class DiskWriter: @unchecked Sendable {
                     change.entries += old == nil ? 1 : 0
                     change.bytes += bytes - (old ?? 0)
                     change.writes += 1
+                    if try changeLog.note(entry) { noted = true }
                 case .remove:
                     guard let old else { continue }
                     try delete.bind(.text(item.key))
@@ -271,6 +277,7 @@ final class DiskWriter: @unchecked Sendable {
                 try touch.bind(.text(key), .integer(useSequence))
                 try touch.step()
             }
+            if noted { try changeLog.pruneIfDue() }
             try evict(&change)
             try connection.execute("COMMIT")
             return .success(change)

@@ -95,6 +95,8 @@ final class SQLiteStatement {
             switch value {
             case .integer(let number):
                 code = sqlite3_bind_int64(handle, index, number)
+            case .real(let number):
+                code = sqlite3_bind_double(handle, index, number)
             case .text(var text):
                 // Its own bytes with their length (`utf8CString` made a NUL-terminated copy first,
                 // on every read of the disk tier). An empty text still needs an address: a null
@@ -134,6 +136,8 @@ final class SQLiteStatement {
 
     func integer(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
+    func real(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
     func text(at column: Int32) -> String {
         guard let text = sqlite3_column_text(handle, column) else { return "" }
         return String(cString: text)
@@ -160,6 +164,7 @@ final class SQLiteStatement {
 /// A value bound to a statement's parameter.
 enum SQLiteValue {
     case integer(Int64)
+    case real(Double)
     case text(String)
     case blob([UInt8])
 }

@@ -262,7 +262,7 @@ public final class FixtureArchive: Sendable {
     }
 
     /// `{"message":"…"}` with `status`.
-    private static func message(_ status: Int, _ text: String) -> UpstreamReply {
+    static func message(_ status: Int, _ text: String) -> UpstreamReply {
         var json = JSONWriter()
         json.beginObject()
         json.member("message", string: text)

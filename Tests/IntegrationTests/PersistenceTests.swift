@@ -324,6 +324,9 @@ struct PersistenceTests {
         let servers = try await Servers.start(themet: Self.unpaced + ["--disk-cache-size", "0"])
         #expect(try await servers.get("/objects/436535").status == 200)
         #expect(try await servers.get("/health").json()["disk"] is NSNull)
+        let changes = try await servers.get("/changes")
+        #expect(changes.status == 404)
+        #expect(try changes.json()["code"] as? String == "no_persistent_cache")
         #expect(!FileManager.default.fileExists(atPath: servers.dataDirectory + "/cache.sqlite"))
         servers.themet.signal(SIGTERM)
         #expect(await servers.themet.waitForExit() == 0)
@@ -336,13 +339,8 @@ struct PersistenceTests {
 struct SyncCommandTests {
     @Test func syncRefetchesExactlyTheThreeChangedOfAHundredCachedObjects() async throws {
         let servers = try await Servers.start(fake: ["--synthetic", "300"], themet: PersistenceTests.unpaced)
-        // The fake's records carry their own metadataDate, some within the month the first sync
-        // looks back over: cache 100 that are not among them, so that only the marked ones change.
-        let day = Self.day(of: Date().timeIntervalSince1970 - 30 * 86_400)
-        let recent =
-            try await HTTPClient.request(
-                servers.fake.baseURL + "/public/collection/v1/objects?metadataDate=\(day)"
-            ).json()["objectIDs"] as? [Int] ?? []
+        // Cache 100 that the first sync does not list anyway, so that only the marked ones change.
+        let recent = try await Self.recentlyChanged(servers)
         let cached = Array((1...300).filter { !recent.contains($0) }.prefix(100))
         #expect(cached.count == 100)
         let paths = cached.map { "/objects/\($0)" }
@@ -383,6 +381,15 @@ struct SyncCommandTests {
         #expect(String(decoding: revised, as: UTF8.self).contains("(revision 1)"))
         restarted.themet.signal(SIGTERM)
         #expect(await restarted.themet.waitForExit() == 0)
+    }
+
+    /// The fake's records whose own metadataDate falls within the month a first sync looks back
+    /// over: listed as changed by any sync, whatever a test marks.
+    static func recentlyChanged(_ servers: Servers) async throws -> [Int] {
+        let day = Self.day(of: Date().timeIntervalSince1970 - 30 * 86_400)
+        return try await HTTPClient.request(
+            servers.fake.baseURL + "/public/collection/v1/objects?metadataDate=\(day)"
+        ).json()["objectIDs"] as? [Int] ?? []
     }
 
     /// `YYYY-MM-DD` of `seconds` since 1970, in UTC.

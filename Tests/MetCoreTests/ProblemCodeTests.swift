@@ -26,6 +26,7 @@ struct ProblemCodeTests {
         ("image_not_found", 404, "Image not found"),
         ("no_persistent_cache", 404, "No persistent cache"),
         ("method_not_allowed", 405, "Method not allowed"),
+        ("cursor_expired", 410, "Change cursor expired"),
         ("body_too_large", 413, "Request body too large"),
         ("uri_too_long", 414, "Request target too long"),
         ("range_not_satisfiable", 416, "Range not satisfiable"),

@@ -36,6 +36,7 @@ struct RouteTableTests {
                 "/public/collection/v1/departments | GET, HEAD, OPTIONS | mirror | met",
                 "/public/collection/v1/search | GET, HEAD, OPTIONS | mirror | met",
                 "/public/collection/v1.1/search | GET, HEAD, OPTIONS | mirror | met",
+                "/changes | GET, HEAD, OPTIONS | changes",
                 "/cache/objects/{} | DELETE, OPTIONS | purge",
                 "/cache/search | DELETE, OPTIONS | purge",
                 "/cache/snapshot | GET, HEAD, OPTIONS | snapshot",

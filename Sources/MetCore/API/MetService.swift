@@ -89,6 +89,7 @@ public final class MetService: Responder {
             purges: engine.purges,
             snapshots: SnapshotHandler(
                 disk: disk, directory: configuration.cache.dataDirectory, time: time, logger: logger),
+            changes: ChangesHandler(disk: disk, logger: logger),
             purgeRule: PurgeRule(
                 adminToken: configuration.access.adminToken, proxies: configuration.access.trustedProxies),
             searchRenders: renders, batchRenders: Renders(capacity: Self.batchRenderBytes, compress: compress),

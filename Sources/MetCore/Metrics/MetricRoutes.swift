@@ -19,11 +19,12 @@ extension MetricRoute {
     static let images = MetricRoute(index: 15, name: "images")
     static let iiifImage = MetricRoute(index: 16, name: "iiif_image")
     static let snapshot = MetricRoute(index: 17, name: "snapshot")
+    static let changes = MetricRoute(index: 18, name: "changes")
 
     /// Every label, in the order `/metrics` lists them; the engine's counters are made for these.
     static let all: [MetricRoute] = [
         .object, .objects, .departments, .search, .widget, .open, .random, .iiif, .iiifImage, .images, .explorer,
-        .mirror, .purge, .snapshot,
+        .mirror, .changes, .purge, .snapshot,
         .health, .openapi, .metrics, .none,
     ]
 }

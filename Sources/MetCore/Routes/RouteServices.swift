@@ -21,6 +21,8 @@ final class RouteServices: Sendable {
     let purges: PurgeHandler
     /// `GET /cache/snapshot`.
     let snapshots: SnapshotHandler
+    /// `GET /changes`.
+    let changes: ChangesHandler
     /// Who may purge (`--admin-token`, `--trusted-proxy`).
     let purgeRule: PurgeRule
     /// Rendered search pages (and the widget's timelines), batches, and manifests, each shared
@@ -37,7 +39,8 @@ final class RouteServices: Sendable {
         driver: PipelineDriver, presenter: Presenter, generations: SearchGenerations, store: SharedStore,
         widget: WidgetHandler, random: RandomHandler, health: HealthHandler, metrics: MetricsHandler,
         explorer: ExplorerHandler, images: ImageHandler,
-        iiifImages: IIIFImageHandler, purges: PurgeHandler, snapshots: SnapshotHandler, purgeRule: PurgeRule,
+        iiifImages: IIIFImageHandler, purges: PurgeHandler, snapshots: SnapshotHandler, changes: ChangesHandler,
+        purgeRule: PurgeRule,
         searchRenders: Renders,
         batchRenders: Renders, manifestRenders: Renders, detailURL: String, publicURL: String?
     ) {
@@ -55,6 +58,7 @@ final class RouteServices: Sendable {
         self.iiifImages = iiifImages
         self.purges = purges
         self.snapshots = snapshots
+        self.changes = changes
         self.purgeRule = purgeRule
         self.batchRenders = batchRenders
         self.manifestRenders = manifestRenders

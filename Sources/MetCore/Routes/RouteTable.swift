@@ -19,6 +19,7 @@ struct RouteTable: Sendable {
         ExplorerRoutes.files,
         MirrorRoutes.object, MirrorRoutes.objectList, MirrorRoutes.departments, MirrorRoutes.searchV1,
         MirrorRoutes.searchV11,
+        ChangeRoutes.changes,
         CacheRoutes.purgeObject, CacheRoutes.purgeSearch, CacheRoutes.snapshot,
         ServiceRoutes.health, ServiceRoutes.metrics, ServiceRoutes.openAPI,
     ]

@@ -33,6 +33,11 @@ public protocol PersistentTier: Sendable {
     /// records it holds. Blocks for as long as copying the tier takes (seconds for a large one):
     /// on a thread of its own, never a loop's or the task pool's. Throws why it could not be made.
     func writeSnapshot(to file: String, createdBy: String, syncStartedAt: Double?, at now: Double) throws -> Int
+
+    /// At most `limit` changes of the tier's change log from `start` (see `ObjectChange`), or nil
+    /// when the tier keeps no log. Committed changes only (a store still queued is listed once its
+    /// batch is written). Reads like `entry(for:)`: tasks only. Throws when the log cannot be read.
+    func changes(from start: ChangeStart, limit: Int) throws -> ChangePage?
 }
 
 extension PersistentTier {
@@ -45,6 +50,11 @@ extension PersistentTier {
     {
         throw SnapshotUnsupported()
     }
+}
+
+extension PersistentTier {
+    /// None: a tier keeps a change log only when it says how.
+    public func changes(from start: ChangeStart, limit: Int) throws -> ChangePage? { nil }
 }
 
 /// A persistent tier that cannot make snapshots.

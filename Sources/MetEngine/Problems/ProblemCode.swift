@@ -61,6 +61,10 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     /// `GET /cache/snapshot` on a server that keeps no persistent cache (`--disk-cache-size 0`, or
     /// its file could not be opened).
     case noPersistentCache = "no_persistent_cache"
+    /// `GET /changes?since=` with a cursor the change log no longer reaches: older than the changes
+    /// it keeps, or from another cache file (the cache was reset or replaced); start again without
+    /// `since`.
+    case cursorExpired = "cursor_expired"
     /// The request needs the Met while its client already has `--client-queue` fetches waiting for
     /// their turn; retry after `Retry-After`. Answers from the cache are never refused.
     case tooManyRequests = "too_many_requests"
@@ -81,6 +85,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
             .noPersistentCache:
             404
         case .methodNotAllowed: 405
+        case .cursorExpired: 410
         case .bodyTooLarge: 413
         case .uriTooLong: 414
         case .rangeNotSatisfiable: 416
@@ -111,6 +116,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .noImages: "No images"
         case .imageNotFound: "Image not found"
         case .noPersistentCache: "No persistent cache"
+        case .cursorExpired: "Change cursor expired"
         case .rangeNotSatisfiable: "Range not satisfiable"
         case .methodNotAllowed: "Method not allowed"
         case .bodyTooLarge: "Request body too large"

@@ -84,5 +84,14 @@ public enum MetResource: Sendable, Hashable {
         } ?? (key == MetResource.object(id: id).cacheKey)
     }
 
+    /// The object ID whose `cacheKey` `key` is exactly (no leading zero or sign, nothing after the
+    /// digits), or nil for any other key: a 404 entry's object, which has no record to name it.
+    public static func objectID(inKey key: String) -> Int? {
+        guard key.utf8.starts(with: objectKeyPrefix.utf8) else { return nil }
+        let digits = key.utf8.dropFirst(objectKeyPrefix.utf8.count)
+        guard let id = Int(Substring(digits)), id > 0, isObjectKey(key, id: id) else { return nil }
+        return id
+    }
+
     private static let objectKeyPrefix = "\(basePath)/objects/"
 }
