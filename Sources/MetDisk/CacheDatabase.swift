@@ -6,9 +6,10 @@ import MetEngine
 /// that is not it. `entries` holds the records' tier; `images` indexes the picture files.
 ///
 /// `entries`: the key, the row's size in bytes, a use sequence number (larger = used more recently;
-/// eviction takes the smallest) and the entry's record (`CacheEntry.record`, which carries its own
-/// checksum). The small columns come first, and an index on `(used_at, bytes)` covers eviction and
-/// the start-up count, so neither reads a record.
+/// eviction takes the smallest), the record's version for the change log (`ChangeLog`; added to
+/// files of earlier builds, after the record) and the entry's record (`CacheEntry.record`, which
+/// carries its own checksum). The small columns come first, so reading them reads no record's
+/// overflow pages, and an index on `(used_at, bytes)` covers eviction and the start-up count.
 ///
 /// `images`: the same for pictures, whose bodies are files (`ImageFileTier`): the row's record is
 /// the entry's without its body, `file` names the body's file (empty for a negative entry), `bytes`
@@ -22,9 +23,9 @@ struct CacheDatabase: Sendable {
     let schemaVersion: Int64
     /// The tables and indexes, made in a new file.
     let tables: String
-    /// Tables added since the schema version, made when missing whenever the file is opened
-    /// (`CREATE TABLE IF NOT EXISTS`): older builds ignore them, so they need no new version.
-    var additions = ""
+    /// What was added since the schema version (tables, columns), made where missing whenever the
+    /// file is opened, in a transaction: older builds ignore it, so it needs no new version.
+    var additions: (@Sendable (SQLiteConnection) throws(SQLiteError) -> Void)?
 
     var schema: String {
         "\(tables)\nPRAGMA application_id = \(applicationID);\nPRAGMA user_version = \(schemaVersion);"
@@ -38,10 +39,11 @@ struct CacheDatabase: Sendable {
                 key TEXT PRIMARY KEY NOT NULL,
                 bytes INTEGER NOT NULL,
                 used_at INTEGER NOT NULL,
+                etag TEXT,
                 record BLOB NOT NULL
             );
             CREATE INDEX entries_by_use ON entries (used_at, bytes);
-            """, additions: ChangeLog.tables)
+            """, additions: ChangeLog.add(to:))
 
     /// The pictures' index, `images/index.sqlite` in the data directory ("TMim").
     static let images = CacheDatabase(
@@ -99,7 +101,9 @@ struct CacheDatabase: Sendable {
             try connection.execute("PRAGMA synchronous = NORMAL")
             let tables = try connection.integer("SELECT count(*) FROM sqlite_schema")
             if tables == 0 {
-                try connection.execute("BEGIN IMMEDIATE; \(schema) \(additions) COMMIT;")
+                try connection.execute("BEGIN IMMEDIATE; \(schema)")
+                try additions?(connection)
+                try connection.execute("COMMIT")
                 return connection
             }
             let application = try connection.integer("PRAGMA application_id")
@@ -112,7 +116,11 @@ struct CacheDatabase: Sendable {
                 throw OpenError.foreign(
                     "the file has cache schema version \(version); this build uses \(schemaVersion)")
             }
-            if !additions.isEmpty { try connection.execute("BEGIN IMMEDIATE; \(additions) COMMIT;") }
+            if let additions {
+                try connection.execute("BEGIN IMMEDIATE")
+                try additions(connection)
+                try connection.execute("COMMIT")
+            }
             return connection
         } catch let error as SQLiteError {
             throw .sqlite(error)

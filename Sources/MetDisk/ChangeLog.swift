@@ -4,33 +4,44 @@ import MetEngine
 /// the transaction that stores the records, so a change is listed exactly when its record is on
 /// the disk; readers page through it.
 ///
-/// Its tables are added to a file of schema version 1 when it is opened (`CacheDatabase.additions`):
-/// older builds ignore them, and changes they store are not noted.
-/// - `object_versions`: for each object the tier ever stored, the ETag of its last record ('' once
-///   withdrawn). Kept when the record is evicted or purged, so a record fetched again unchanged
-///   notes nothing: one row of about 60 bytes per object ID (the collection's 490,000: 30 MiB).
+/// What it adds to a file of schema version 1 when the file is opened (`CacheDatabase.additions`):
+/// older builds ignore it, and changes they store are not noted.
+/// - `entries.etag`: each row's version, its record's ETag ('' for a 404), which the store that
+///   replaces the row compares with its own. In a new file it comes before the record; added to
+///   an earlier build's file it comes after it (the writer's look-up then reads the record's
+///   overflow pages too). NULL in rows an earlier build wrote: their next store is listed as
+///   `stored`. A record evicted or purged and fetched again is listed as `stored`
+///   again: the log knows only what the tier holds, within its bound.
 /// - `changes`: the log, `seq` ascending from 1. The newest `retention` changes are kept
-///   (`DiskCache.changeRetention`); the batch that passes the bound by a tenth drops the older ones.
+///   (`DiskCache.changeRetention`); the batch that passes the bound by a tenth drops the older
+///   ones.
 /// - `change_log`: one row, the log's identity, 16 random hex digits made with the tables: a
 ///   cursor from a log that was reset or replaced names another.
 ///
 /// The writer's instance is used on the writer's thread only, inside its transactions.
 final class ChangeLog {
-    /// The tables, made when missing.
-    static let tables = """
-        CREATE TABLE IF NOT EXISTS object_versions (object_id INTEGER PRIMARY KEY, etag TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS changes (
-            seq INTEGER PRIMARY KEY, object_id INTEGER NOT NULL, change INTEGER NOT NULL, fetched_at REAL NOT NULL);
-        CREATE TABLE IF NOT EXISTS change_log (id INTEGER PRIMARY KEY CHECK (id = 1), log TEXT NOT NULL);
-        INSERT OR IGNORE INTO change_log (id, log) VALUES (1, lower(hex(randomblob(8))));
-        """
+    /// Adds what the log needs to `connection`'s file where it is missing. In a transaction of the
+    /// caller's.
+    static func add(to connection: SQLiteConnection) throws(SQLiteError) {
+        if try connection.integer("SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'etag'") == 0 {
+            try connection.execute("ALTER TABLE entries ADD COLUMN etag TEXT")
+        }
+        try connection.execute(
+            """
+            CREATE TABLE IF NOT EXISTS changes (
+                seq INTEGER PRIMARY KEY, object_id INTEGER NOT NULL, change INTEGER NOT NULL, fetched_at REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS change_log (id INTEGER PRIMARY KEY CHECK (id = 1), log TEXT NOT NULL);
+            INSERT OR IGNORE INTO change_log (id, log) VALUES (1, lower(hex(randomblob(8))));
+            """)
+    }
 
-    /// The tables' names, which a snapshot leaves out: a log is its own cache file's.
-    static let tableNames = ["object_versions", "changes", "change_log"]
+    /// The tables, which a snapshot leaves out: a log is its own cache file's.
+    static let tableNames = ["changes", "change_log"]
+
+    /// The version a row of `entry` keeps: its ETag for a 200, '' for anything else.
+    static func version(of entry: CacheEntry) -> String { entry.status == 200 ? entry.etag : "" }
 
     private let retention: Int
-    private let selectVersion: SQLiteStatement
-    private let writeVersion: SQLiteStatement
     private let insert: SQLiteStatement
     private let bounds: SQLiteStatement
     private let prune: SQLiteStatement
@@ -38,39 +49,27 @@ final class ChangeLog {
     /// Prepares the writer's statements on `connection`, the writer's own.
     init(connection: SQLiteConnection, retention: Int) throws(SQLiteError) {
         self.retention = retention
-        selectVersion = try connection.prepare("SELECT etag FROM object_versions WHERE object_id = ?1")
-        writeVersion = try connection.prepare(
-            "INSERT OR REPLACE INTO object_versions (object_id, etag) VALUES (?1, ?2)")
-        insert = try connection.prepare(
-            "INSERT INTO changes (seq, object_id, change, fetched_at) "
-                + "VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM changes), ?1, ?2, ?3)")
+        // `seq` is the rowid: SQLite gives the next past the largest (the log never drops its newest).
+        insert = try connection.prepare("INSERT INTO changes (object_id, change, fetched_at) VALUES (?1, ?2, ?3)")
         bounds = try connection.prepare("SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM changes")
         prune = try connection.prepare("DELETE FROM changes WHERE seq <= ?1")
     }
 
-    /// Notes what storing `entry` changes (see `ObjectChange`), in the writer's open transaction;
-    /// whether it noted one. Entries of other kinds, and statuses other than 200 and 404, note
-    /// nothing.
-    func note(_ entry: CacheEntry) throws(SQLiteError) -> Bool {
+    /// Notes what storing `entry` over a row of version `previous` (nil: no row, or an earlier
+    /// build's) changes (see `ObjectChange`), in the writer's open transaction; whether it noted
+    /// one. Entries of other kinds, and statuses other than 200 and 404, note nothing.
+    func note(_ entry: CacheEntry, replacing previous: String?) throws(SQLiteError) -> Bool {
         guard entry.kind == .object, entry.status == 200 || entry.status == 404,
             let id = MetResource.objectID(inKey: entry.key)
         else { return false }
-        try selectVersion.bind(.integer(Int64(id)))
-        let last: String? = try selectVersion.step() ? selectVersion.text(at: 0) : nil
-        selectVersion.reset()
         let kind: ObjectChange.Kind
-        let version: String
         if entry.status == 200 {
-            guard last != entry.etag else { return false }
-            kind = last == nil || last == "" ? .stored : .changed
-            version = entry.etag
+            guard previous != entry.etag else { return false }
+            kind = previous == nil || previous == "" ? .stored : .changed
         } else {
-            guard let last, !last.isEmpty else { return false }
+            guard let previous, !previous.isEmpty else { return false }
             kind = .withdrawn
-            version = ""
         }
-        try writeVersion.bind(.integer(Int64(id)), .text(version))
-        try writeVersion.step()
         try insert.bind(.integer(Int64(id)), .integer(Int64(kind.rawValue)), .real(entry.storedAt))
         try insert.step()
         return true

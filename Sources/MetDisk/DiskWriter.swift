@@ -73,7 +73,7 @@ final class DiskWriter: @unchecked Sendable {
     private let logger: Logger
     /// The writer thread's own from here on: the connection, its statements, the use counter.
     private let connection: SQLiteConnection
-    private let selectBytes: SQLiteStatement
+    private let selectRow: SQLiteStatement
     private let upsert: SQLiteStatement
     private let delete: SQLiteStatement
     private let touch: SQLiteStatement
@@ -88,11 +88,12 @@ final class DiskWriter: @unchecked Sendable {
         self.connection = connection
         self.capacity = capacity
         self.logger = logger
-        selectBytes = try connection.prepare("SELECT bytes FROM entries WHERE key = ?1")
+        selectRow = try connection.prepare("SELECT bytes, etag FROM entries WHERE key = ?1")
         upsert = try connection.prepare(
             """
-            INSERT INTO entries (key, bytes, used_at, record) VALUES (?1, ?2, ?3, ?4)
-            ON CONFLICT (key) DO UPDATE SET bytes = excluded.bytes, used_at = excluded.used_at, record = excluded.record
+            INSERT INTO entries (key, bytes, used_at, record, etag) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (key) DO UPDATE SET bytes = excluded.bytes, used_at = excluded.used_at, record = excluded.record,
+                etag = excluded.etag
             """)
         delete = try connection.prepare("DELETE FROM entries WHERE key = ?1")
         touch = try connection.prepare("UPDATE entries SET used_at = ?2 WHERE key = ?1")
@@ -252,24 +253,26 @@ final class DiskWriter: @unchecked Sendable {
         do {
             try connection.execute("BEGIN IMMEDIATE")
             for item in batch {
-                let old = try rowBytes(item.key)
+                let old = try row(item.key)
                 switch item.operation {
                 case .store(let entry):
                     let record = entry.record
                     let bytes = record.count + item.key.utf8.count
                     useSequence += 1
-                    try upsert.bind(.text(item.key), .integer(Int64(bytes)), .integer(useSequence), .blob(record))
+                    try upsert.bind(
+                        .text(item.key), .integer(Int64(bytes)), .integer(useSequence), .blob(record),
+                        .text(ChangeLog.version(of: entry)))
                     try upsert.step()
                     change.entries += old == nil ? 1 : 0
-                    change.bytes += bytes - (old ?? 0)
+                    change.bytes += bytes - (old?.bytes ?? 0)
                     change.writes += 1
-                    if try changeLog.note(entry) { noted = true }
+                    if try changeLog.note(entry, replacing: old?.version) { noted = true }
                 case .remove:
                     guard let old else { continue }
                     try delete.bind(.text(item.key))
                     try delete.step()
                     change.entries -= 1
-                    change.bytes -= old
+                    change.bytes -= old.bytes
                 }
             }
             for key in used {
@@ -293,11 +296,13 @@ final class DiskWriter: @unchecked Sendable {
         }
     }
 
-    /// The bytes of `key`'s row, or nil when there is none.
-    private func rowBytes(_ key: String) throws(SQLiteError) -> Int? {
-        try selectBytes.bind(.text(key))
-        defer { selectBytes.reset() }
-        return try selectBytes.step() ? Int(selectBytes.integer(at: 0)) : nil
+    /// The bytes of `key`'s row and its version (`ChangeLog.version(of:)`, nil for a row an earlier
+    /// build wrote), or nil when there is no row.
+    private func row(_ key: String) throws(SQLiteError) -> (bytes: Int, version: String?)? {
+        try selectRow.bind(.text(key))
+        defer { selectRow.reset() }
+        guard try selectRow.step() else { return nil }
+        return (Int(selectRow.integer(at: 0)), selectRow.optionalText(at: 1))
     }
 
     /// Removes the least recently used rows while the bytes stored (counted so far, plus

@@ -143,6 +143,11 @@ final class SQLiteStatement {
         return String(cString: text)
     }
 
+    /// A TEXT column's value, or nil for NULL.
+    func optionalText(at column: Int32) -> String? {
+        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : text(at: column)
+    }
+
     /// The bytes of a BLOB column (empty for NULL or an empty blob).
     func blob(at column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))

@@ -7,7 +7,7 @@ import Testing
 @testable import MetDisk
 
 /// The change log behind `GET /changes`: an object's record listed when it is stored anew, changed
-/// or withdrawn, never when it is stored again as it was; pages with cursors that survive a
+/// or withdrawn, never when it is stored again over itself; pages with cursors that survive a
 /// restart; a bounded log whose lost cursors are refused.
 @Suite("The persistent tier's change log")
 struct ChangeLogTests {
@@ -44,7 +44,7 @@ struct ChangeLogTests {
         changes.map { "\($0.objectID) \($0.kind.name)" }
     }
 
-    @Test func aRecordIsListedWhenStoredAnewChangedOrWithdrawnAndNeverWhenStoredAsItWas() throws {
+    @Test func aRecordIsListedWhenStoredAnewChangedOrWithdrawnAndNeverWhenStoredOverItself() throws {
         let directory = TemporaryDirectory()
         let disk = try DiskCacheTests.open(directory)
         defer { disk.close() }
@@ -52,12 +52,10 @@ struct ChangeLogTests {
         disk.store(first)
         disk.store(DiskCacheTests.entry(8, storedAt: 1_001))
         disk.flush()
-        // The same bytes again: a refresh that found it unchanged, an expiry, a purge and a fetch.
+        // The same bytes over themselves: a refresh that found the record unchanged, an expiry.
         disk.store(DiskCacheTests.entry(7, size: 2_000, storedAt: 1_500))
         disk.store(first.expired(at: 1_600))
-        _ = disk.remove(first.key)
         disk.flush()
-        disk.store(first)
         // Not objects, or never held: nothing.
         disk.store(
             CacheEntry(
@@ -71,12 +69,17 @@ struct ChangeLogTests {
         disk.store(Self.withdrawn(8, storedAt: 3_100))
         disk.store(DiskCacheTests.entry(8, storedAt: 4_000))
         disk.flush()
+        // Purged, then fetched again: the tier holds it anew.
+        _ = disk.remove(first.key)
+        disk.flush()
+        disk.store(first)
+        disk.flush()
 
         let (changes, next) = try Self.all(disk)
-        #expect(Self.listed(changes) == ["7 stored", "8 stored", "7 changed", "8 withdrawn", "8 stored"])
-        #expect(changes.map(\.fetchedAt) == [1_000, 1_001, 2_000, 3_000, 4_000])
-        #expect(changes.map(\.sequence) == [1, 2, 3, 4, 5])
-        #expect(next.sequence == 5)
+        #expect(Self.listed(changes) == ["7 stored", "8 stored", "7 changed", "8 withdrawn", "8 stored", "7 stored"])
+        #expect(changes.map(\.fetchedAt) == [1_000, 1_001, 2_000, 3_000, 4_000, 1_000])
+        #expect(changes.map(\.sequence) == [1, 2, 3, 4, 5, 6])
+        #expect(next.sequence == 6)
     }
 
     @Test func pagesFollowEachOtherAndACursorOutlivesARestart() throws {
@@ -145,15 +148,20 @@ struct ChangeLogTests {
             disk.close()
         }
         try DiskCacheTests.withDatabase(at: directory.path + "/cache.sqlite") { db in
-            let sql = ChangeLog.tableNames.map { "DROP TABLE \($0);" }.joined()
+            let sql =
+                ChangeLog.tableNames.map { "DROP TABLE \($0);" }.joined() + "ALTER TABLE entries DROP COLUMN etag;"
             #expect(sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK)
         }
         let disk = try DiskCacheTests.open(directory)
         DiskCacheTests.expectSame(disk.entry(for: DiskCacheTests.entry(1).key), DiskCacheTests.entry(1))
+        // The earlier build's row has no version: stored over, it is listed once; then never again.
+        disk.store(DiskCacheTests.entry(1))
         disk.store(DiskCacheTests.entry(2))
+        disk.flush()
+        disk.store(DiskCacheTests.entry(1))
         disk.close()
         let reopened = try DiskCacheTests.open(directory)
-        #expect(try Self.all(reopened).changes.map(\.objectID) == [2])
+        #expect(try Self.listed(Self.all(reopened).changes) == ["1 stored", "2 stored"])
         reopened.close()
 
         let file = files.path + "/cache.snapshot"

@@ -1,17 +1,17 @@
 /// The change feed's vocabulary (`GET /changes`): what the persistent tier noted about an object's
 /// record when it stored the record, in the order it stored them, and the cursors clients keep.
 ///
-/// A change is noted when the tier stores an object's entry whose content differs from the last
-/// the tier saw for that object: a record it never held (`stored`), a record with other bytes than
-/// the last (`changed`), or a 404 for an object whose record it held (`withdrawn`). The same record
-/// stored again (a refresh that found it unchanged, an expiry, an eviction and a later fetch) notes
-/// nothing, and a 404 for an object never held notes nothing either.
+/// A change is noted when the tier stores an object's entry over a copy of other content, or where
+/// it held none: a record it did not hold (`stored`: fetched for the first time, or again after
+/// an eviction or a purge), a record with other bytes than the copy held (`changed`), or a 404 for
+/// an object whose record it held (`withdrawn`). An entry stored over itself (a refresh that found
+/// the record unchanged, an expiry) notes nothing, nor a 404 for an object not held.
 public struct ObjectChange: Sendable, Equatable {
     /// What happened to the object's record.
     public enum Kind: Int, Sendable, CaseIterable {
-        /// Stored for the first time (or again after it was withdrawn).
+        /// Stored where the tier held no record of the object.
         case stored = 1
-        /// Stored with other bytes than the last time.
+        /// Stored over a record with other bytes.
         case changed = 2
         /// The Met answered 404 for an object whose record the tier held.
         case withdrawn = 3
