@@ -69,10 +69,10 @@ final class CurlMulti: @unchecked Sendable {
     private static let globalSetUp: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     /// Starts `GET url` as transfer `id`, with `extraHeaders` (whole lines, such as
-    /// `If-None-Match: "abc"`) after the usual ones; `deliver` gets its outcome exactly once, on the loop.
-    /// Any thread.
+    /// `If-None-Match: "abc"`) after the usual ones, its body into `sink`; `deliver` gets its
+    /// outcome exactly once, on the loop. Any thread.
     func start(
-        id: UInt64, url: String, extraHeaders: [String] = [],
+        id: UInt64, url: String, extraHeaders: [String] = [], sink: CurlTransfer.Sink = .memory,
         deliver: @escaping @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     ) {
         loop.execute { [self] in
@@ -81,7 +81,7 @@ final class CurlMulti: @unchecked Sendable {
             guard
                 let transfer = CurlTransfer.make(
                     id: id, easy: idleHandles.popLast() ?? curl_easy_init(), url: url, settings: settings,
-                    headers: requestHeaders, deliver: deliver)
+                    headers: requestHeaders, sink: sink, deliver: deliver)
             else { return }
             guard curl_multi_add_handle(multi, transfer.easy) == CURLM_OK else {
                 transfer.finish(CURLE_FAILED_INIT)

@@ -28,6 +28,19 @@ final class CurlTransfer {
         case own([String])
     }
 
+    /// Where a 200's body goes.
+    enum Sink {
+        /// Kept in memory, the reply's body (every upstream call).
+        case memory
+        /// Written to this open file (a download, `CurlDownload`) as it comes; the reply's body is
+        /// then empty. Another status's body is still kept in memory, its first `errorBodyBytes`,
+        /// so that its message can be read.
+        case file(Int32)
+    }
+
+    /// What a file transfer keeps of a body that is not a 200's.
+    static let errorBodyBytes = 65_536
+
     /// Asks for gzip as a plain header line, with curl's decoding off: the write callback sees
     /// the bytes on the wire, `decoded` inflates them, and they serve as the kept gzip copy.
     /// Through `CURLOPT_ACCEPT_ENCODING` instead, curl made a zlib stream for every transfer (its
@@ -42,6 +55,13 @@ final class CurlTransfer {
     private let deliver: @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     private let maxBodyBytes: Int
     private var body: [UInt8] = []
+    private let sink: Sink
+    /// A file transfer's status, read when its first body bytes come; the bytes it wrote.
+    private var fileStatus: Int?
+    private var written = 0
+    /// Why a file transfer could not take its body (the file's `strerror`, or a coding it was
+    /// sent in): it was then aborted.
+    private var writeFailure: UpstreamError?
     /// Set when the body passed `maxBodyBytes`: the callbacks then abort the transfer.
     private var tooLarge = false
     /// curl's own words about a failure (CURLOPT_ERRORBUFFER), for the log.
@@ -58,13 +78,13 @@ final class CurlTransfer {
     ///     long as any transfer.
     static func make(
         id: UInt64, easy: UnsafeMutableRawPointer?, url: String, settings: Settings, headers: Headers,
-        deliver: @escaping @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
+        sink: Sink = .memory, deliver: @escaping @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     ) -> CurlTransfer? {
         guard let easy else {
             deliver(.failure(.unreachable("curl_easy_init failed")))
             return nil
         }
-        let transfer = CurlTransfer(id: id, easy: easy, settings: settings, deliver: deliver)
+        let transfer = CurlTransfer(id: id, easy: easy, settings: settings, sink: sink, deliver: deliver)
         let list: UnsafeMutablePointer<curl_slist>?
         switch headers {
         case .shared(let shared):
@@ -87,11 +107,12 @@ final class CurlTransfer {
     }
 
     private init(
-        id: UInt64, easy: UnsafeMutableRawPointer, settings: Settings,
+        id: UInt64, easy: UnsafeMutableRawPointer, settings: Settings, sink: Sink,
         deliver: @escaping @Sendable (Result<UpstreamReply, UpstreamError>) -> Void
     ) {
         self.id = id
         self.easy = easy
+        self.sink = sink
         self.deliver = deliver
         maxBodyBytes = settings.maxBodyBytes
         errorText = .allocate(capacity: Int(CURL_ERROR_SIZE))
@@ -137,11 +158,16 @@ final class CurlTransfer {
         return refused
     }
 
-    /// curl's write callback: appends the body's bytes as they came (gzip stays gzip), or aborts
-    /// (by taking fewer bytes than offered) once the body would pass the limit.
+    /// curl's write callback: appends the body's bytes as they came (gzip stays gzip), or writes
+    /// them to the sink's file; aborts (by taking fewer bytes than offered) once the body would
+    /// pass the limit, or the file cannot take them.
     private static let receive: curl_write_callback = { data, size, count, context in
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
         let length = size * count
+        if case .file(let descriptor) = transfer.sink {
+            return transfer.receive(
+                UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length), into: descriptor)
+        }
         guard transfer.body.count + length <= transfer.maxBodyBytes else {
             transfer.tooLarge = true
             transfer.body = []  // released now, not when the handle is cleaned up
@@ -153,6 +179,43 @@ final class CurlTransfer {
             }
         }
         return length
+    }
+
+    /// A file transfer's bytes: a 200's written to `descriptor` whole, another status's first
+    /// `errorBodyBytes` kept. How many bytes were taken (fewer than offered aborts the transfer).
+    private func receive(_ bytes: UnsafeRawBufferPointer, into descriptor: Int32) -> Int {
+        if fileStatus == nil {
+            var status = 0
+            _ = ccurl_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            fileStatus = status
+            // The file's bytes are not decoded: a body in a coding is not the file asked for.
+            let coding = contentCoding
+            if status == 200, coding != "", coding != "identity" {
+                writeFailure = .malformed("Content-Encoding \(coding), which was not asked for")
+                return 0
+            }
+        }
+        guard fileStatus == 200 else {
+            body.append(contentsOf: bytes.prefix(max(0, Self.errorBodyBytes - body.count)))
+            return bytes.count
+        }
+        guard written + bytes.count <= maxBodyBytes else {
+            tooLarge = true
+            return 0
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                let reason = String(cString: strerror(count < 0 ? errno : EIO))
+                writeFailure = .unreachable("cannot write the body to its file: \(reason)")
+                return 0
+            }
+            offset += count
+        }
+        written += bytes.count
+        return bytes.count
     }
 
     /// curl's progress callback: aborts once more bytes came over the wire than the limit.
@@ -175,6 +238,7 @@ final class CurlTransfer {
     }
 
     private func outcome(of code: CURLcode) -> Result<UpstreamReply, UpstreamError> {
+        if let writeFailure { return .failure(writeFailure) }
         if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
             return .failure(.malformed("body larger than \(maxBodyBytes) bytes"))
         }
@@ -204,7 +268,7 @@ final class CurlTransfer {
     /// member, or a coding this client did not ask for is malformed. No body (a 304, which may
     /// name the coding of the representation it stands for) is no body.
     private func decoded() -> Result<(body: [UInt8], gzipped: [UInt8]?), UpstreamError> {
-        let coding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let coding = contentCoding
         switch coding {
         case _ where body.isEmpty, "", "identity":
             return .success((body, nil))
@@ -218,6 +282,11 @@ final class CurlTransfer {
         default:
             return .failure(.malformed("Content-Encoding \(coding), which was not asked for"))
         }
+    }
+
+    /// The response's `Content-Encoding`, trimmed and in lower case; empty when it sent none.
+    private var contentCoding: String {
+        header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
     }
 
     /// The value of the response's last field named `name` (of the last response, after any 1xx),

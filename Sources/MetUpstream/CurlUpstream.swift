@@ -74,7 +74,7 @@ public final class CurlUpstream: Upstream {
     }
 
     /// Whole milliseconds, at least 1 (curl reads 0 as "no timeout").
-    private static func milliseconds(_ seconds: Double) -> Int {
+    static func milliseconds(_ seconds: Double) -> Int {
         max(1, Int((seconds * 1_000).rounded(.up)))
     }
 }

@@ -24,7 +24,7 @@ enum Commands {
             name: "export", summary: "Write a snapshot of the cached records to a file.",
             usage: SnapshotCommands.exportUsage),
         Command(
-            name: "import", summary: "Merge a snapshot into the cache of --data-dir.",
+            name: "import", summary: "Merge a snapshot (a file, or a server's URL) into the cache of --data-dir.",
             usage: SnapshotCommands.importUsage),
         Command(name: "help", summary: "Print the help of a command: themet help search.", usage: helpUsage),
     ]

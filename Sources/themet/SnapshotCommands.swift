@@ -18,9 +18,11 @@ enum SnapshotCommands {
         """
 
     static let importUsage = """
-        usage: themet import FILE [server flags]
+        usage: themet import FILE|URL [server flags]
 
-        Merges the snapshot FILE (made by themet export) into the cache of --data-dir: every
+        Merges the snapshot FILE (made by themet export), or the one at an http(s) URL (a running
+        server's /cache/snapshot, downloaded beside the cache first, with --admin-token as the
+        bearer token when given, and removed after), into the cache of --data-dir: every
         record whose key the directory does not hold as new or newer is stored, within
         --disk-cache-size (past it, the least recently used go, as ever). The whole file is checked
         first: a file that is not a TheMet snapshot, or is truncated or damaged (a page, a record,
@@ -62,14 +64,30 @@ enum SnapshotCommands {
         }
     }
 
-    /// `themet import`; the exit status.
-    static func importing(_ file: String, configuration: ServerConfiguration, logger: Logger) -> Int32 {
+    /// `themet import`, of a file or of a URL's snapshot (`SnapshotDownload`); the exit status.
+    static func importing(_ source: String, configuration: ServerConfiguration, logger: Logger) async -> Int32 {
         let directory = configuration.cache.dataDirectory
         guard configuration.cache.diskSize > 0 else {
             FileHandle.standardError.write(
                 Data("themet: import needs the persistent cache; --disk-cache-size is 0\n".utf8))
             return 1
         }
+        guard SnapshotDownload.isURL(source) else { return importing(file: source, configuration, logger) }
+        switch await SnapshotDownload.fetch(source, into: directory, configuration: configuration) {
+        case .success(let file):
+            defer { unlink(file) }
+            return importing(file: file, named: source, configuration, logger)
+        case .failure(let failure):
+            FileHandle.standardError.write(Data("themet: import refused: \(failure)\n".utf8))
+            return 1
+        }
+    }
+
+    /// Imports the snapshot `file` (called `name` in what is printed); the exit status.
+    private static func importing(
+        file: String, named name: String? = nil, _ configuration: ServerConfiguration, _ logger: Logger
+    ) -> Int32 {
+        let directory = configuration.cache.dataDirectory
         let hadCache = FileManager.default.fileExists(atPath: directory + "/cache.sqlite")
         let progress = Progress(verb: "checking, then importing")
         let verified: VerifiedSnapshot
@@ -78,7 +96,9 @@ enum SnapshotCommands {
             verified = try CacheSnapshot.verify(file, progress: progress.report)
         } catch {
             progress.end()
-            FileHandle.standardError.write(Data("themet: import refused: \(error)\n".utf8))
+            // A downloaded file is named by its URL: its own name is gone once this returns.
+            let reason = name.map { "\(error)".replacingOccurrences(of: file, with: $0) } ?? "\(error)"
+            FileHandle.standardError.write(Data("themet: import refused: \(reason)\n".utf8))
             return 1
         }
         guard
@@ -102,7 +122,7 @@ enum SnapshotCommands {
             adoptSync(report.manifest.syncStartedAt, in: directory, hadCache: hadCache, logger: logger)
         }
         print(
-            "imported \(file): \(report.manifest.records) records, \(report.stored) stored, \(report.kept) kept "
+            "imported \(name ?? file): \(report.manifest.records) records, \(report.stored) stored, \(report.kept) kept "
                 + "(held as new or newer)")
         return 0
     }

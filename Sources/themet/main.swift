@@ -112,7 +112,7 @@ let logger = Logger(
 // The snapshot commands use the data directory alone: no upstream, no engine.
 switch snapshotCommand {
 case "export"?: exit(SnapshotCommands.export(to: snapshotFile, configuration: configuration, logger: logger))
-case "import"?: exit(SnapshotCommands.importing(snapshotFile, configuration: configuration, logger: logger))
+case "import"?: exit(await SnapshotCommands.importing(snapshotFile, configuration: configuration, logger: logger))
 default: break
 }
 let disk =

@@ -302,13 +302,15 @@ struct PersistenceTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: servers.dataDirectory)
         #expect(!names.contains { $0.hasPrefix("snapshot-") }, "\(names)")
 
+        // `themet import URL` takes it from the running server, through a file beside the cache
+        // that is gone afterwards.
         let scratch = TemporaryDirectory()
-        let files = scratch.path
-        try answer.body.write(to: URL(fileURLWithPath: files + "/from-peer.snapshot"))
-        let target = files + "/target"
-        let imported = try await ThemetCommand.run(["import", files + "/from-peer.snapshot", "--data-dir", target])
+        let target = scratch.path + "/target"
+        let url = servers.themet.baseURL + "/cache/snapshot"
+        let imported = try await ThemetCommand.run(["import", url, "--data-dir", target])
         #expect(imported.status == 0, "\(imported.errorText)")
-        #expect(String(decoding: imported.output, as: UTF8.self).contains("50 records, 50 stored"))
+        #expect(String(decoding: imported.output, as: UTF8.self).contains("imported \(url): 50 records, 50 stored"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target).allSatisfy { $0.hasPrefix("cache.sqlite") })
         let calls = try await servers.upstreamStats().total
         let second = try await servers.restartingThemet(Self.unpaced, dataDirectory: target)
         let after = try await Self.fetch(paths, from: second)
@@ -318,6 +320,44 @@ struct PersistenceTests {
             running.signal(SIGTERM)
             #expect(await running.waitForExit() == 0)
         }
+    }
+
+    @Test func anImportFromAURLIsRefusedWithTheServersReasonAndLeavesNothingBehind() async throws {
+        let token = "a-token-of-twenty-chars"
+        let servers = try await Servers.start(
+            fake: ["--synthetic", "20"], themet: Self.unpaced + ["--admin-token", token])
+        _ = try await Self.fetch((1...10).map { "/objects/\($0)" }, from: servers)
+        try await Self.waitUntilCommitted(servers)
+        let scratch = TemporaryDirectory()
+        let target = scratch.path + "/target"
+        let base = servers.themet.baseURL
+        // A port bound but not listening: connecting to it is refused.
+        let (socket, port) = try Loopback.bind(listening: false)
+        defer { close(socket) }
+        let refusedURL = "http://127.0.0.1:\(port)/cache/snapshot"
+        let closed = try await ThemetCommand.run(["import", refusedURL, "--data-dir", target])
+        for (arguments, reason) in [
+            ([base + "/cache/snapshot"], "answered 403: "),
+            ([base + "/cache/snapshot", "--admin-token", "not-the-token-at-all"], "answered 403: "),
+            ([base + "/health"], "not a TheMet snapshot"),
+            ([base + "/nowhere"], "answered 404: "),
+        ] {
+            let refused = try await ThemetCommand.run(["import"] + arguments + ["--data-dir", target])
+            #expect(refused.status == 1, "\(arguments)")
+            #expect(refused.errorText.contains("themet: import refused: "), "\(refused.errorText)")
+            #expect(refused.errorText.contains(reason), "\(arguments): \(refused.errorText)")
+            #expect(!FileManager.default.fileExists(atPath: target + "/cache.sqlite"), "\(arguments)")
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []
+            #expect(!left.contains { $0.hasPrefix("snapshot-") }, "\(left)")
+        }
+        #expect(closed.status == 1)
+        #expect(closed.errorText.contains("cannot download \(refusedURL): unreachable"), "\(closed.errorText)")
+        let imported = try await ThemetCommand.run(
+            ["import", base + "/cache/snapshot", "--admin-token", token, "--data-dir", target])
+        #expect(imported.status == 0, "\(imported.errorText)")
+        #expect(String(decoding: imported.output, as: UTF8.self).contains("10 records, 10 stored"))
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
     }
 
     @Test func withTheTierOffHealthSaysSoAndNothingIsWritten() async throws {
