@@ -15,6 +15,7 @@ from ..nginx import start_nginx
 from ..workload import FILL_CONNECTIONS, object_paths
 from ..wrk import WrkResult, run_wrk
 from .disk_tier import spread_case
+from .snapshots import benchmark_snapshots
 
 # About the Met's open-access collection (490,000 records), as the issue that asked for it says.
 COLLECTION_RECORDS = 400_000
@@ -26,7 +27,8 @@ COLLECTION_FLAGS = ["--cache-size", "256MiB", "--disk-cache-size", "4GiB"]
 def benchmark_collection(supervisor: Supervisor, bins: Path, fixtures: Path, records: int,
                          arguments: argparse.Namespace, problems: list[str]) -> list[Table]:
     """Caches ids 1..`records` in a themet with the default memory tier and in an nginx (the fill,
-    timed), then hits over all of them, uniformly, on both, interleaved; then themet's RSS."""
+    timed), then hits over all of them, uniformly, on both, interleaved; then themet's RSS; then
+    a snapshot of themet's cache exported while it serves, and imported (`benchmark_snapshots`)."""
     fake = start_fake(supervisor, bins, fixtures, synthetic=records)
     themet, themet_port = start_themet(supervisor, bins, fake, extra=COLLECTION_FLAGS)
     nginx, nginx_port = start_nginx(supervisor, fake)
@@ -91,6 +93,7 @@ def benchmark_collection(supervisor: Supervisor, bins: Path, fixtures: Path, rec
         ["memory tier MiB / entries", f"{mib(cache['cache']['bytes'])} / {cache['cache']['entries']:,}"],
         ["disk rows / MiB", f"{cache['disk']['entries']:,} / {mib(cache['disk']['bytes'] or 0)}"],
     ]
-    for child in (nginx, themet):
-        supervisor.stop(child)
-    return [fill, hits, memory]
+    supervisor.stop(nginx)
+    snapshots = benchmark_snapshots(supervisor, bins, themet, themet_port, records, arguments, problems)
+    supervisor.stop(themet)
+    return [fill, hits, memory, snapshots]
