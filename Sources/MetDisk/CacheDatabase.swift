@@ -24,7 +24,8 @@ struct CacheDatabase: Sendable {
     /// The tables and indexes, made in a new file.
     let tables: String
     /// What was added since the schema version (tables, columns), made where missing whenever the
-    /// file is opened, in a transaction: older builds ignore it, so it needs no new version.
+    /// file is opened (in a transaction of its own, only when something is missing): older builds
+    /// ignore it, so it needs no new version.
     var additions: (@Sendable (SQLiteConnection) throws(SQLiteError) -> Void)?
 
     var schema: String {
@@ -101,9 +102,8 @@ struct CacheDatabase: Sendable {
             try connection.execute("PRAGMA synchronous = NORMAL")
             let tables = try connection.integer("SELECT count(*) FROM sqlite_schema")
             if tables == 0 {
-                try connection.execute("BEGIN IMMEDIATE; \(schema)")
+                try connection.execute("BEGIN IMMEDIATE; \(schema) COMMIT;")
                 try additions?(connection)
-                try connection.execute("COMMIT")
                 return connection
             }
             let application = try connection.integer("PRAGMA application_id")
@@ -116,11 +116,7 @@ struct CacheDatabase: Sendable {
                 throw OpenError.foreign(
                     "the file has cache schema version \(version); this build uses \(schemaVersion)")
             }
-            if let additions {
-                try connection.execute("BEGIN IMMEDIATE")
-                try additions(connection)
-                try connection.execute("COMMIT")
-            }
+            try additions?(connection)
             return connection
         } catch let error as SQLiteError {
             throw .sqlite(error)

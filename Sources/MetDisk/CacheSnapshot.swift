@@ -121,12 +121,14 @@ public enum CacheSnapshot {
     /// Stores each entry of `snapshot` (verified whole by `verify`) in `tier` unless `tier` holds
     /// the same key stored at the same time or later; waits until the tier has written them. Each
     /// record is checked again as it is read (the file may have changed since). `progress` is told
-    /// the entries handled and the entries in all. Blocking file I/O.
+    /// the entries handled and the entries in all. Throws when the tier could not write some of
+    /// them (a full disk: the log says why; what was written stays). Blocking file I/O.
     public static func importing(
         _ verified: VerifiedSnapshot, into tier: DiskCache, progress: (Int, Int) -> Void
     ) throws(SnapshotError) -> SnapshotImport {
         let (file, manifest) = (verified.file, verified.manifest)
-        return try open(file) { snapshot, _ throws -> SnapshotImport in
+        let failedBefore = tier.statistics.writeErrors
+        let report = try open(file) { snapshot, _ throws -> SnapshotImport in
             var report = SnapshotImport(manifest: manifest)
             // Least recently used first: the target marks each store as its latest use, so the
             // snapshot's order of use carries over, and a smaller bound keeps the most used.
@@ -146,6 +148,13 @@ public enum CacheSnapshot {
             tier.flush()
             return report
         }
+        let failed = tier.statistics.writeErrors - failedBefore
+        guard failed == 0 else {
+            throw .sqlite(
+                "the cache could not write all of the import (\(failed) failed write(s); its warning in the log says "
+                    + "why: a full disk?); what was written stays")
+        }
+        return report
     }
 
     /// `body` with `file` opened for reading only, once it is known to be a snapshot this build

@@ -9,8 +9,8 @@ import MetEngine
 /// - `entries.etag`: each row's version, its record's ETag ('' for a 404), which the store that
 ///   replaces the row compares with its own. In a new file it comes before the record; added to
 ///   an earlier build's file it comes after it (the writer's look-up then reads the record's
-///   overflow pages too). NULL in rows an earlier build wrote: their next store is listed as
-///   `stored`. A record evicted or purged and fetched again is listed as `stored`
+///   overflow pages too). NULL in rows an earlier build wrote: the writer then reads the version
+///   from the record itself. A record evicted or purged and fetched again is listed as `stored`
 ///   again: the log knows only what the tier holds, within its bound.
 /// - `changes`: the log, `seq` ascending from 1. The newest `retention` changes are kept
 ///   (`DiskCache.changeRetention`); the batch that passes the bound by a tenth drops the older
@@ -20,19 +20,35 @@ import MetEngine
 ///
 /// The writer's instance is used on the writer's thread only, inside its transactions.
 final class ChangeLog {
-    /// Adds what the log needs to `connection`'s file where it is missing. In a transaction of the
-    /// caller's.
+    /// Adds what the log needs to `connection`'s file where it is missing, in a transaction of its
+    /// own; a file that has it all is only read (opening takes no write lock, which another
+    /// process writing could hold past the busy timeout).
     static func add(to connection: SQLiteConnection) throws(SQLiteError) {
-        if try connection.integer("SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'etag'") == 0 {
-            try connection.execute("ALTER TABLE entries ADD COLUMN etag TEXT")
-        }
-        try connection.execute(
+        let present = try connection.integer(
             """
-            CREATE TABLE IF NOT EXISTS changes (
-                seq INTEGER PRIMARY KEY, object_id INTEGER NOT NULL, change INTEGER NOT NULL, fetched_at REAL NOT NULL);
-            CREATE TABLE IF NOT EXISTS change_log (id INTEGER PRIMARY KEY CHECK (id = 1), log TEXT NOT NULL);
-            INSERT OR IGNORE INTO change_log (id, log) VALUES (1, lower(hex(randomblob(8))));
+            SELECT (SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'etag')
+                + (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('changes', 'change_log'))
             """)
+        // The log's identity is made with its table.
+        guard present < 3 else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            if try connection.integer("SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'etag'") == 0 {
+                try connection.execute("ALTER TABLE entries ADD COLUMN etag TEXT")
+            }
+            try connection.execute(
+                """
+                CREATE TABLE IF NOT EXISTS changes (
+                    seq INTEGER PRIMARY KEY, object_id INTEGER NOT NULL, change INTEGER NOT NULL,
+                    fetched_at REAL NOT NULL);
+                CREATE TABLE IF NOT EXISTS change_log (id INTEGER PRIMARY KEY CHECK (id = 1), log TEXT NOT NULL);
+                INSERT OR IGNORE INTO change_log (id, log) VALUES (1, lower(hex(randomblob(8))));
+                COMMIT;
+                """)
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// The tables, which a snapshot leaves out: a log is its own cache file's.

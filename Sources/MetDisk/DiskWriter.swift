@@ -74,6 +74,7 @@ final class DiskWriter: @unchecked Sendable {
     /// The writer thread's own from here on: the connection, its statements, the use counter.
     private let connection: SQLiteConnection
     private let selectRow: SQLiteStatement
+    private let selectRecord: SQLiteStatement
     private let upsert: SQLiteStatement
     private let delete: SQLiteStatement
     private let touch: SQLiteStatement
@@ -89,6 +90,7 @@ final class DiskWriter: @unchecked Sendable {
         self.capacity = capacity
         self.logger = logger
         selectRow = try connection.prepare("SELECT bytes, etag FROM entries WHERE key = ?1")
+        selectRecord = try connection.prepare("SELECT record FROM entries WHERE key = ?1")
         upsert = try connection.prepare(
             """
             INSERT INTO entries (key, bytes, used_at, record, etag) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -296,13 +298,20 @@ final class DiskWriter: @unchecked Sendable {
         }
     }
 
-    /// The bytes of `key`'s row and its version (`ChangeLog.version(of:)`, nil for a row an earlier
-    /// build wrote), or nil when there is no row.
+    /// The bytes of `key`'s row and its version (`ChangeLog.version(of:)`; nil for a damaged row),
+    /// or nil when there is no row. A row an earlier build wrote has no version column: its record
+    /// is read for it, once (the store that replaces the row writes one).
     private func row(_ key: String) throws(SQLiteError) -> (bytes: Int, version: String?)? {
         try selectRow.bind(.text(key))
         defer { selectRow.reset() }
         guard try selectRow.step() else { return nil }
-        return (Int(selectRow.integer(at: 0)), selectRow.optionalText(at: 1))
+        let bytes = Int(selectRow.integer(at: 0))
+        if let version = selectRow.optionalText(at: 1) { return (bytes, version) }
+        try selectRecord.bind(.text(key))
+        defer { selectRecord.reset() }
+        guard try selectRecord.step() else { return (bytes, nil) }
+        let held = selectRecord.withBlob(at: 0) { CacheEntry.restored(record: $0, key: key) }
+        return (bytes, held.map(ChangeLog.version(of:)))
     }
 
     /// Removes the least recently used rows while the bytes stored (counted so far, plus

@@ -4,8 +4,8 @@ import Synchronization
 /// Files fetched over HTTP(S) with libcurl straight into an open file, never whole in memory:
 /// `themet import URL` taking a snapshot from a running server. The same transfers as
 /// `CurlUpstream`'s (HTTP/1.1 and HTTPS only, TLS verified, no redirects, no cookies, bounded),
-/// with no gzip asked for (the file's bytes are the file), a connect timeout and a bound on the
-/// whole transfer.
+/// with no gzip asked for (the file's bytes are the file), a connect timeout, a bound on the whole
+/// transfer, and a timeout for a transfer stalled below 1 KiB a second.
 ///
 /// Safe from any task; cancelling the calling task abandons the transfer.
 public final class CurlDownload: Sendable {
@@ -15,14 +15,18 @@ public final class CurlDownload: Sendable {
     /// - Parameters:
     ///   - connectTimeout: seconds to open the connection, TLS included.
     ///   - timeout: seconds for the whole transfer.
+    ///   - stallTimeout: seconds the transfer may go on at less than 1 KiB a second.
     ///   - maxBytes: the largest file accepted; past it the transfer fails with `.malformed`.
     ///   - accept: the `Accept` field sent.
     /// - Throws: `CurlError` when libcurl or its loop cannot be set up.
-    public init(connectTimeout: Double, timeout: Double, maxBytes: Int, accept: String) throws(CurlError) {
+    public init(
+        connectTimeout: Double, timeout: Double, stallTimeout: Int, maxBytes: Int, accept: String
+    ) throws(CurlError) {
         multi = try CurlMulti(
             settings: CurlTransfer.Settings(
                 connectTimeoutMilliseconds: CurlUpstream.milliseconds(connectTimeout),
-                totalTimeoutMilliseconds: CurlUpstream.milliseconds(timeout), maxBodyBytes: maxBytes),
+                totalTimeoutMilliseconds: CurlUpstream.milliseconds(timeout), maxBodyBytes: maxBytes,
+                stallSeconds: max(1, stallTimeout)),
             headers: ["Accept: \(accept)"], connections: 1)
     }
 

@@ -19,6 +19,9 @@ final class CurlTransfer {
         var totalTimeoutMilliseconds: Int
         /// The most body bytes accepted, on the wire and after decoding.
         var maxBodyBytes: Int
+        /// Seconds a transfer may go on at less than 1 KiB a second before it times out; nil for
+        /// no such bound (an upstream call's total timeout is short anyway).
+        var stallSeconds: Int? = nil
     }
 
     /// The request's header lines: the list every transfer shares (owned by `CurlMulti`), or a
@@ -33,8 +36,8 @@ final class CurlTransfer {
         /// Kept in memory, the reply's body (every upstream call).
         case memory
         /// Written to this open file (a download, `CurlDownload`) as it comes; the reply's body is
-        /// then empty. Another status's body is still kept in memory, its first `errorBodyBytes`,
-        /// so that its message can be read.
+        /// then empty. Another status's body is still kept in memory, its first `errorBodyBytes`
+        /// (the transfer ends there), so that its message can be read.
         case file(Int32)
     }
 
@@ -59,6 +62,9 @@ final class CurlTransfer {
     /// A file transfer's status, read when its first body bytes come; the bytes it wrote.
     private var fileStatus: Int?
     private var written = 0
+    /// Set when a file transfer's other status had sent `errorBodyBytes`: the transfer was ended
+    /// there, and answers with what it kept.
+    private var errorBodyCut = false
     /// Why a file transfer could not take its body (the file's `strerror`, or a coding it was
     /// sent in): it was then aborted.
     private var writeFailure: UpstreamError?
@@ -142,6 +148,10 @@ final class CurlTransfer {
             "CURLOPT_CONNECTTIMEOUT_MS",
             ccurl_easy_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds))
         set("CURLOPT_TIMEOUT_MS", ccurl_easy_set_long(easy, CURLOPT_TIMEOUT_MS, settings.totalTimeoutMilliseconds))
+        set(
+            "CURLOPT_LOW_SPEED_LIMIT",
+            ccurl_easy_set_long(easy, CURLOPT_LOW_SPEED_LIMIT, settings.stallSeconds == nil ? 0 : 1_024))
+        set("CURLOPT_LOW_SPEED_TIME", ccurl_easy_set_long(easy, CURLOPT_LOW_SPEED_TIME, settings.stallSeconds ?? 0))
         // Refuses at once an answer whose Content-Length is already too large.
         set(
             "CURLOPT_MAXFILESIZE_LARGE",
@@ -197,6 +207,10 @@ final class CurlTransfer {
         }
         guard fileStatus == 200 else {
             body.append(contentsOf: bytes.prefix(max(0, Self.errorBodyBytes - body.count)))
+            guard body.count < Self.errorBodyBytes else {
+                errorBodyCut = true
+                return 0
+            }
             return bytes.count
         }
         guard written + bytes.count <= maxBodyBytes else {
@@ -239,6 +253,7 @@ final class CurlTransfer {
 
     private func outcome(of code: CURLcode) -> Result<UpstreamReply, UpstreamError> {
         if let writeFailure { return .failure(writeFailure) }
+        let code = errorBodyCut && code == CURLE_WRITE_ERROR ? CURLE_OK : code
         if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
             return .failure(.malformed("body larger than \(maxBodyBytes) bytes"))
         }

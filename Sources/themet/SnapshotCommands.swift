@@ -72,7 +72,7 @@ enum SnapshotCommands {
                 Data("themet: import needs the persistent cache; --disk-cache-size is 0\n".utf8))
             return 1
         }
-        guard SnapshotDownload.isURL(source) else { return importing(file: source, configuration, logger) }
+        guard ServerConfiguration.isHTTPURL(source) else { return importing(file: source, configuration, logger) }
         switch await SnapshotDownload.fetch(source, into: directory, configuration: configuration) {
         case .success(let file):
             defer { unlink(file) }

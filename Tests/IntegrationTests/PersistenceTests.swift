@@ -286,6 +286,42 @@ struct PersistenceTests {
         #expect(await started.themet.waitForExit() == 0)
     }
 
+    @Test func killedAtAnyMomentDuringAnImportTheDirectoryStaysUsableAndTheNextImportCompletesIt() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "2000"], themet: Self.unpaced)
+        let paths = (1...2000).map { "/objects/\($0)" }
+        let before = try await Self.fetch(paths, from: servers)
+        try await Self.waitUntilCommitted(servers)
+        let scratch = TemporaryDirectory()
+        let file = scratch.path + "/cache.snapshot"
+        let export = try await ThemetCommand.run(["export", file, "--data-dir", servers.dataDirectory])
+        #expect(export.status == 0, "\(export.errorText)")
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+
+        // kill -9 from the start of the check to the middle and the end of the stores.
+        let target = scratch.path + "/target"
+        var killed = 0
+        for milliseconds in [10, 40, 80, 120, 160, 220, 300] {
+            let run = try await ThemetCommand.run(
+                ["import", file, "--data-dir", target], interruptAfter: .milliseconds(milliseconds), signal: SIGKILL)
+            if run.status != 0 { killed += 1 }
+        }
+        #expect(killed > 0)
+        let imported = try await ThemetCommand.run(["import", file, "--data-dir", target])
+        #expect(imported.status == 0, "\(imported.errorText)")
+        let summary = String(decoding: imported.output, as: UTF8.self)
+        #expect(summary.contains("2000 records, "), "\(summary)")
+
+        let calls = try await servers.upstreamStats().total
+        let started = try await servers.restartingThemet(Self.unpaced, dataDirectory: target)
+        let after = try await Self.fetch(paths, from: started)
+        #expect(try await started.upstreamStats().total == calls)
+        for path in paths { #expect(after[path]?.body == before[path]?.body, "\(path)") }
+        #expect(try await Self.disk(started)?["corrupt"] as? Int == 0)
+        started.themet.signal(SIGTERM)
+        #expect(await started.themet.waitForExit() == 0)
+    }
+
     @Test func aRunningServerHandsOutASnapshotThatStartsAnotherInstance() async throws {
         let servers = try await Servers.start(fake: ["--synthetic", "100"], themet: Self.unpaced)
         let paths = (1...50).map { "/objects/\($0)" }
@@ -331,6 +367,10 @@ struct PersistenceTests {
         let scratch = TemporaryDirectory()
         let target = scratch.path + "/target"
         let base = servers.themet.baseURL
+        // A download a killed import left behind (no process holds it) goes at the next import.
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        let leftover = target + "/snapshot-download-left-behind"
+        #expect(FileManager.default.createFile(atPath: leftover, contents: Data(count: 4_096)))
         // A port bound but not listening: connecting to it is refused.
         let (socket, port) = try Loopback.bind(listening: false)
         defer { close(socket) }
@@ -350,6 +390,7 @@ struct PersistenceTests {
             let left = (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []
             #expect(!left.contains { $0.hasPrefix("snapshot-") }, "\(left)")
         }
+        #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(closed.status == 1)
         #expect(closed.errorText.contains("cannot download \(refusedURL): unreachable"), "\(closed.errorText)")
         let imported = try await ThemetCommand.run(

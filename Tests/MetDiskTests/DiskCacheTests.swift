@@ -126,6 +126,26 @@ struct DiskCacheTests {
         #expect(reopened.statistics.misses == 1)
     }
 
+    @Test func aRecordWhoseTimesAreNotFiniteIsRefusedThoughItsChecksumHolds() {
+        for time in [Double.nan, .infinity, -.infinity] {
+            let forged = Self.entry(7, storedAt: time)
+            #expect(CacheEntry.restored(record: forged.record, key: forged.key) == nil, "\(time)")
+        }
+    }
+
+    @Test func aCacheFileThatHasEverythingIsOpenedWhileAnotherProcessHoldsTheWriteLock() throws {
+        let directory = TemporaryDirectory()
+        try Self.open(directory).close()
+        try Self.withConnection(directory) { db in
+            #expect(sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+            // Had the open asked for the write lock, it would have failed after the busy timeout.
+            let disk = DiskCache.open(directory: directory.path, capacity: 1 << 30, logger: MemoryLog().logger())
+            #expect(disk != nil)
+            #expect(sqlite3_exec(db, "ROLLBACK", nil, nil, nil) == SQLITE_OK)
+            disk?.close()
+        }
+    }
+
     @Test(arguments: [0, 1, 100, 1_000])
     func aTruncatedRecordIsRefused(keeping bytes: Int) {
         let record = Self.entry(4).record

@@ -21,7 +21,8 @@ struct CurlDownloadTests {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         #expect(descriptor >= 0)
         defer { close(descriptor) }
-        let client = try CurlDownload(connectTimeout: 2, timeout: 10, maxBytes: maxBytes, accept: "*/*")
+        let client = try CurlDownload(
+            connectTimeout: 2, timeout: 10, stallTimeout: 5, maxBytes: maxBytes, accept: "*/*")
         let result: Result<UpstreamReply, UpstreamError>
         do {
             result = .success(
@@ -72,9 +73,10 @@ struct CurlDownloadTests {
         #expect(file.isEmpty)
     }
 
-    @Test func aTrickleEndsInATimeoutAndARefusedConnectionIsUnreachable() async throws {
+    @Test func aStalledTransferTimesOutLongBeforeItsWholeBoundAndARefusedConnectionIsUnreachable() async throws {
         let directory = TemporaryDirectory()
-        let slow = try CurlDownload(connectTimeout: 2, timeout: 1, maxBytes: 1_024, accept: "*/*")
+        // A byte a second is a stall (under 1 KiB a second): over after 1 s, not the 60 s bound.
+        let slow = try CurlDownload(connectTimeout: 2, timeout: 60, stallTimeout: 1, maxBytes: 1_024, accept: "*/*")
         let upstream = try MisbehavingUpstream()
         let descriptor = open(directory.path + "/file", O_WRONLY | O_CREAT, 0o600)
         defer { close(descriptor) }

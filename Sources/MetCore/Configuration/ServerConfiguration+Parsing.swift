@@ -94,14 +94,17 @@ extension ServerConfiguration {
         return number
     }
 
+    /// Whether `value` starts with `http://` or `https://`, in any case: a URL, not a path.
+    public static func isHTTPURL(_ value: String) -> Bool {
+        let lower = value.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
     /// An `http(s)://host[:port]` origin (a trailing `/` or `/public/collection/v1[.1]` is dropped),
     /// or anything else as a directory path.
     static func parseUpstream(_ value: String) -> UpstreamLocation? {
         guard !value.isEmpty else { return nil }
-        let lower = value.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
-            return .directory(value)
-        }
+        guard isHTTPURL(value) else { return .directory(value) }
         var origin = value
         for suffix in ["/", "/public/collection/v1.1", "/public/collection/v1"] where origin.hasSuffix(suffix) {
             origin.removeLast(suffix.count)

@@ -65,7 +65,9 @@ extension CacheEntry {
             let message = reader.optional({ $0.string() }),
             let body = reader.blob(), let gzipped = reader.optional({ $0.blob() }),
             let details = EntryDetails.read(from: &reader), reader.isAtEnd,
-            (gzippedETag != nil) == (gzipped != nil)
+            (gzippedETag != nil) == (gzipped != nil),
+            // A forged record's NaN or infinity would never expire, or be stored as SQL NULL.
+            [storedAt, freshUntil, staleUntil, revalidateUntil].allSatisfy(\.isFinite)
         else { return nil }
         if case .object(let summary) = details {
             guard kind == .object, MetResource.isObjectKey(key, id: summary.objectID) else { return nil }

@@ -44,7 +44,7 @@ public struct ObjectChange: Sendable, Equatable {
 
 /// A place in one change log: the log's identity (made at random when the log is made, so a cursor
 /// from a log that was reset or replaced is told apart) and the sequence of the last change seen.
-/// Written `{log}-{sequence}`: 16 lower-case hex digits, `-`, a decimal number.
+/// Written `{log}-{sequence}`: 16 lower-case hex digits, `-`, a decimal number of at most 18 digits.
 public struct ChangeCursor: Sendable, Equatable, CustomStringConvertible {
     public let log: String
     public let sequence: Int64
@@ -55,12 +55,12 @@ public struct ChangeCursor: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads a cursor as `description` writes it; nil for anything else (another length, upper
-    /// case, a sign, a leading zero, a number past `Int64`).
+    /// case, a sign, a leading zero, a sequence of more than 18 digits: no log reaches 10¹⁸).
     public init?(_ text: String) {
         let parts = text.utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count == 16,
             parts[0].allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
-            !parts[1].isEmpty, parts[1].count <= 19, parts[1].allSatisfy({ (0x30...0x39).contains($0) }),
+            !parts[1].isEmpty, parts[1].count <= 18, parts[1].allSatisfy({ (0x30...0x39).contains($0) }),
             parts[1].first != UInt8(ascii: "0") || parts[1].count == 1,
             let sequence = Int64(Substring(parts[1]))
         else { return nil }

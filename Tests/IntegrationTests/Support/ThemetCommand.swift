@@ -17,10 +17,11 @@ enum ThemetCommand {
     }
 
     /// Runs `themet` (or `executable`) with `arguments` to its end (killed after a minute), reading
-    /// its output on threads of their own so the cooperative pool never blocks; sends it SIGINT
-    /// after `interruptAfter` when given.
+    /// its output on threads of their own so the cooperative pool never blocks; sends it `signal`
+    /// (SIGINT by default) after `interruptAfter` when given.
     static func run(
-        _ arguments: [String], executable: URL = BuiltProducts.themet, interruptAfter: Duration? = nil
+        _ arguments: [String], executable: URL = BuiltProducts.themet, interruptAfter: Duration? = nil,
+        signal: Int32 = SIGINT
     ) async throws -> Outcome {
         let process = Process()
         process.executableURL = executable
@@ -38,7 +39,7 @@ enum ThemetCommand {
         let interrupter = Task {
             guard let interruptAfter else { return }
             try await Task.sleep(for: interruptAfter)
-            process.interrupt()
+            kill(process.processIdentifier, signal)
         }
         defer { interrupter.cancel() }
         async let printed = BlockingIO.onThread { output.fileHandleForReading.readDataToEndOfFile() }
