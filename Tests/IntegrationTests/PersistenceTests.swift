@@ -377,7 +377,7 @@ struct PersistenceTests {
         let refusedURL = "http://127.0.0.1:\(port)/cache/snapshot"
         let closed = try await ThemetCommand.run(["import", refusedURL, "--data-dir", target])
         for (arguments, reason) in [
-            ([base + "/cache/snapshot"], "answered 403: "),
+            ([base + "/cache/snapshot"], "answered 403: Taking a snapshot needs Authorization: Bearer"),
             ([base + "/cache/snapshot", "--admin-token", "not-the-token-at-all"], "answered 403: "),
             ([base + "/health"], "not a TheMet snapshot"),
             ([base + "/nowhere"], "answered 404: "),

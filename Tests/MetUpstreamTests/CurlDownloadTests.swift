@@ -58,6 +58,17 @@ struct CurlDownloadTests {
         #expect(upstream.requests(for: .ordinary) == 0)
     }
 
+    @Test func anotherStatusWithAnEndlessBodyIsAnsweredWithItsFirst64KiB() async throws {
+        let (upstream, directory) = (try MisbehavingUpstream(), TemporaryDirectory())
+        // A bound far past 64 KiB: the error's body is cut at 64 KiB, not at the bound.
+        let (result, file) = try await Self.download(.endlessError, from: upstream, into: directory, maxBytes: 1 << 30)
+        let reply = try result.get()
+        #expect(reply.status == 500)
+        #expect(reply.contentType == "application/problem+json")
+        #expect(reply.body.count == 65_536)
+        #expect(file.isEmpty)
+    }
+
     @Test(arguments: [MisbehavingUpstream.Behaviour.oversizedWithLength, .oversizedChunked, .endlessBody])
     func aBodyPastTheBoundFails(behaviour: MisbehavingUpstream.Behaviour) async throws {
         let (upstream, directory) = (try MisbehavingUpstream(), TemporaryDirectory())

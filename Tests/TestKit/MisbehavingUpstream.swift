@@ -1,8 +1,8 @@
 import Foundation
 import MetEngine
 
-/// An upstream that misbehaves on purpose, on 127.0.0.1 and a port the OS picks: endless bodies,
-/// a gzip bomb, oversized records, a trickle, a redirect. Which one is chosen by the object ID
+/// An upstream that misbehaves on purpose, on 127.0.0.1 and a port the OS picks: endless bodies
+/// (of a 200 and of an error), a gzip bomb, oversized records, a trickle, a redirect. Which one is chosen by the object ID
 /// asked for (`Behaviour`). Plain sockets on threads of its own; every connection is closed
 /// after one answer, and every answer is bounded in bytes and time.
 public final class MisbehavingUpstream: Sendable {
@@ -25,6 +25,8 @@ public final class MisbehavingUpstream: Sendable {
         /// A picture's answer as the image host sends it: 200 with `ETag`, `Last-Modified` and
         /// `Cache-Control`, or 304 without a body when the request's `If-None-Match` names its tag.
         case validated = 8
+        /// 500, chunked: a problem document's first bytes, then bytes without end (as `endlessBody`).
+        case endlessError = 9
     }
 
     public let port: Int
@@ -93,8 +95,12 @@ public final class MisbehavingUpstream: Sendable {
         }
         let started = Date()
         switch behaviour {
-        case .endlessBody:
-            send(client, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        case .endlessBody, .endlessError:
+            let head =
+                behaviour == .endlessBody
+                ? "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                : "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/problem+json\r\n"
+            send(client, head + "Transfer-Encoding: chunked\r\n\r\n")
             let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x20, count: 65_536) + Array("\r\n".utf8)
             for _ in 0..<4_096 where Date().timeIntervalSince(started) < 30 {
                 guard send(client, chunk) else { return }

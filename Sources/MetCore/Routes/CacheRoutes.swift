@@ -7,7 +7,7 @@ enum CacheRoutes {
     /// One object's record.
     static let purgeObject = RouteEntry(.segment(prefix: "/cache/objects/"), methods: .deleting, label: .purge) {
         request, services throws(Problem) in
-        try services.purgeRule.check(request.request)
+        try services.purgeRule.check(request.request, for: "Purging")
         try request.target.allowOnly(["soft"], known: "A purge takes only soft (true or false).")
         let key = MetResource.object(id: try ObjectID.parse(request.segment)).cacheKey
         return services.purges.purge([key], soft: try soft(request.target))
@@ -17,7 +17,7 @@ enum CacheRoutes {
     /// `/search`'s, validated as there, and `soft`).
     static let purgeSearch = RouteEntry(.exact(["/cache/search"]), methods: .deleting, label: .purge) {
         request, services throws(Problem) in
-        try services.purgeRule.check(request.request)
+        try services.purgeRule.check(request.request, for: "Purging")
         try request.target.rejectRepeats(of: ["soft"])
         var target = request.target
         target.query.removeAll { $0.name == "soft" }
@@ -30,7 +30,7 @@ enum CacheRoutes {
     /// A snapshot of the persistent tier (`themet export`'s format), for whoever may purge.
     static let snapshot = RouteEntry(.exact(["/cache/snapshot"]), label: .snapshot) {
         request, services throws(Problem) in
-        try services.purgeRule.check(request.request)
+        try services.purgeRule.check(request.request, for: "Taking a snapshot")
         try request.target.allowOnly([])
         return services.snapshots.snapshot()
     }

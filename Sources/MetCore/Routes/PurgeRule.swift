@@ -8,16 +8,17 @@ struct PurgeRule: Sendable {
     /// `--trusted-proxy`: a request through one of them is never "from this machine".
     let proxies: TrustedProxies
 
-    /// Throws `forbidden` unless `request` may purge.
-    func check(_ request: Request) throws(Problem) {
+    /// Throws `forbidden` unless `request` may purge; `action` names what was asked in the
+    /// problem's detail ("Purging", "Taking a snapshot").
+    func check(_ request: Request, for action: String) throws(Problem) {
         if adminToken != nil {
             guard isAdmin(request) else {
-                throw Problem(.forbidden, "Purging needs Authorization: Bearer and the server's --admin-token.")
+                throw Problem(.forbidden, "\(action) needs Authorization: Bearer and the server's --admin-token.")
             }
         } else if !isLocal(request) {
             throw Problem(
                 .forbidden,
-                "Purging is allowed only from this machine, not through a proxy; the server's --admin-token "
+                "\(action) is allowed only from this machine, not through a proxy; the server's --admin-token "
                     + "allows it from anywhere.")
         }
     }

@@ -44,7 +44,9 @@ final class Nginx: Sendable {
                 \(server)
                 }
                 """
-            try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+            // Written in place: the file is new, and Foundation's atomic write leaves an empty
+            // directory of its own in the system's temporary directory each time.
+            try configuration.write(toFile: directory + "/nginx.conf", atomically: false, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = ["-p", directory, "-c", directory + "/nginx.conf", "-e", directory + "/error.log"]
