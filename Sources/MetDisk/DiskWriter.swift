@@ -255,7 +255,9 @@ final class DiskWriter: @unchecked Sendable {
         do {
             try connection.execute("BEGIN IMMEDIATE")
             for item in batch {
-                let old = try row(item.key)
+                // Only an object's store is compared with the row it replaces (the change log).
+                let isObjectStore = if case .store(let entry) = item.operation { entry.kind == .object } else { false }
+                let old = try row(item.key, version: isObjectStore)
                 switch item.operation {
                 case .store(let entry):
                     let record = entry.record
@@ -298,15 +300,17 @@ final class DiskWriter: @unchecked Sendable {
         }
     }
 
-    /// The bytes of `key`'s row and its version (`ChangeLog.version(of:)`; nil for a damaged row),
-    /// or nil when there is no row. A row an earlier build wrote has no version column: its record
-    /// is read for it, once (the store that replaces the row writes one).
-    private func row(_ key: String) throws(SQLiteError) -> (bytes: Int, version: String?)? {
+    /// The bytes of `key`'s row and, when `version` is asked for, its version
+    /// (`ChangeLog.version(of:)`; nil for a damaged row), or nil when there is no row. A row an
+    /// earlier build wrote has no version column: its record is read for it, once (the store that
+    /// replaces the row writes one), and only when asked.
+    private func row(_ key: String, version wanted: Bool) throws(SQLiteError) -> (bytes: Int, version: String?)? {
         try selectRow.bind(.text(key))
         defer { selectRow.reset() }
         guard try selectRow.step() else { return nil }
         let bytes = Int(selectRow.integer(at: 0))
         if let version = selectRow.optionalText(at: 1) { return (bytes, version) }
+        guard wanted else { return (bytes, nil) }
         try selectRecord.bind(.text(key))
         defer { selectRecord.reset() }
         guard try selectRecord.step() else { return (bytes, nil) }
