@@ -134,12 +134,13 @@ def browser(width=1280, height=1000):
 
 
 def wait_until(condition, timeout=20, interval=0.05, message="the condition never held"):
-    """Polls `condition` until it returns something true (which is returned), for at most `timeout` s."""
+    """Polls `condition` until it returns something true (which is returned), for at most `timeout` s.
+    `message` is the failure's text, or a function that makes it when the wait fails."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(message)
+            raise AssertionError(message() if callable(message) else message)
         time.sleep(interval)

@@ -443,9 +443,14 @@ class LongTextTests(ExplorerTestCase):
         self.assertLessEqual(len(title), 1001)
         self.screenshot("12-huge-strings")
         self.by_id("detail-close").click()
+        # Closing goes back in the history, after the click returns: a navigation started before
+        # it lands can be undone by it (the widget then never shown).
+        wait_until(lambda: "#/search?" in self.driver.current_url, message="closing did not show the search")
 
         self.open("/#/widget")
-        wait_until(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#timeline-large li")) > 1)
+        wait_until(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#timeline-large li")) > 1,
+                   message=lambda: "the large timeline has fewer than 2 entries at "
+                                   f"{self.driver.current_url}: {self.by_id('widget-status').text}")
         self.assertFalse(overflowing(), "the widget preview is wider than the window")
         for family in ("medium", "large"):
             widget = self.by_id(f"widget-{family}")
