@@ -44,7 +44,11 @@ struct CacheDatabase: Sendable {
                 record BLOB NOT NULL
             );
             CREATE INDEX entries_by_use ON entries (used_at, bytes);
-            """, additions: ChangeLog.add(to:))
+            """,
+        additions: { connection throws(SQLiteError) in
+            try ChangeLog.add(to: connection)
+            try SearchIndex.add(to: connection)
+        })
 
     /// The pictures' index, `images/index.sqlite` in the data directory ("TMim").
     static let images = CacheDatabase(

@@ -84,8 +84,11 @@ public enum CacheSnapshot {
             let manifest = SnapshotManifest(
                 format: SnapshotManifest.currentFormat, createdBy: createdBy, createdAt: now, records: rows.count,
                 bytes: rows.bytes, digest: rows.digestText, syncStartedAt: syncStartedAt)
-            // The change log is its cache file's own: the importing tier notes its own changes.
-            for table in ChangeLog.tableNames { try copy.execute("DROP TABLE IF EXISTS \(table)") }
+            // The change log is its cache file's own: the importing tier notes its own changes, and
+            // indexes what it stores.
+            for table in ChangeLog.tableNames + SearchIndex.tableNames {
+                try copy.execute("DROP TABLE IF EXISTS \(table)")
+            }
             try copy.execute("CREATE TABLE manifest (json TEXT NOT NULL)")
             let insert = try copy.prepare("INSERT INTO manifest (json) VALUES (?1)")
             try insert.bind(.text(try manifest.json()))

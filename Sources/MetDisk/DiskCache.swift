@@ -221,6 +221,32 @@ public final class DiskCache: PersistentTier {
         }
     }
 
+    public func search(_ search: LocalSearch) throws -> LocalSearchPage? {
+        guard !closed.load(ordering: .acquiring) else { return nil }
+        return try withReader { reader throws(SQLiteError) in try SearchIndexQuery(search).run(on: reader.connection) }
+    }
+
+    /// Empties the search index and builds it again from every object record stored, between
+    /// the writer's batches (`themet reindex`); returns when it is built. `progress` is told the
+    /// rows read so far, every `interval` seconds. Blocks: a command's thread, never a loop's.
+    public func rebuildSearchIndex(interval: Double = 0.2, progress: (Int) -> Void) throws {
+        try writer.rebuildIndex(interval: interval, progress: progress)
+    }
+
+    /// Waits until the search index holds every record stored, when it is being built (the file
+    /// came from a build without it). Blocks.
+    public func waitForSearchIndex() { writer.waitForIndexBuild() }
+
+    /// How many object records the tier holds (what `rebuildSearchIndex` reads). Blocks.
+    public func objectRecordCount() throws -> Int {
+        try withReader { reader throws(SQLiteError) in
+            let count = try reader.connection.prepare("SELECT count(*) FROM entries WHERE key GLOB ?1")
+            try count.bind(.text(SearchIndex.objectKeyPattern))
+            defer { count.reset() }
+            return try count.step() ? Int(count.integer(at: 0)) : 0
+        }
+    }
+
     /// Writes everything queued, then closes the database (at shutdown, and before a one-shot
     /// command exits); reads after it miss and writes are ignored.
     public func close() {

@@ -65,6 +65,14 @@ final class DiskWriter: @unchecked Sendable {
         var errors = 0
         var evictions = 0
         var droppedSinceLog = 0
+        /// Whether the search index is being built from the rows already stored (`SearchIndex`),
+        /// a step between batches.
+        var buildingIndex = false
+        /// Set by `rebuildIndex`: the writer empties the index and builds it again.
+        var restartingIndex = false
+        /// Rows the build has read since it started, and why it stopped short (nil: it did not).
+        var indexRowsRead = 0
+        var indexFailure: SQLiteError?
     }
 
     private let condition = NSCondition()
@@ -80,6 +88,7 @@ final class DiskWriter: @unchecked Sendable {
     private let touch: SQLiteStatement
     private let oldest: SQLiteStatement
     private let changeLog: ChangeLog
+    private let searchIndex: SearchIndex
     private var useSequence: Int64 = 0
     private var lastErrorLog = Date.distantPast
 
@@ -101,6 +110,8 @@ final class DiskWriter: @unchecked Sendable {
         touch = try connection.prepare("UPDATE entries SET used_at = ?2 WHERE key = ?1")
         oldest = try connection.prepare("SELECT key, bytes, used_at FROM entries ORDER BY used_at LIMIT ?1")
         changeLog = try ChangeLog(connection: connection, retention: changeRetention)
+        searchIndex = try SearchIndex(connection: connection)
+        state.buildingIndex = try searchIndex.isBuilding()
         let thread = Thread { [self] in run() }
         thread.name = "themet-disk-writer"
         thread.start()
@@ -182,12 +193,26 @@ final class DiskWriter: @unchecked Sendable {
         if state.queue.count == 1 || state.queue.count == Self.batchLimit { condition.broadcast() }
     }
 
-    /// The writer thread: counts the rows, then commits batches until `close()`.
+    /// The writer thread: counts the rows, then commits batches until `close()`, and builds the
+    /// search index a step at a time between them while a build is under way.
     private func run() {
         countRows()
         while true {
             condition.lock()
-            while state.queue.isEmpty && state.used.isEmpty && !state.closing { condition.wait() }
+            let restarting = state.restartingIndex && !state.closing
+            let building = state.buildingIndex && !state.closing
+            condition.unlock()
+            if restarting { restartIndex() } else if building { buildIndexStep() }
+            condition.lock()
+            while state.queue.isEmpty && state.used.isEmpty && !state.closing && !state.buildingIndex
+                && !state.restartingIndex
+            {
+                condition.wait()
+            }
+            if state.queue.isEmpty && state.used.isEmpty && !state.closing {
+                condition.unlock()
+                continue  // Only the build has work.
+            }
             let deadline = Date(timeIntervalSinceNow: Self.batchWindow)
             while state.flushers == 0 && !state.closing && state.queue.count < Self.batchLimit
                 && condition.wait(until: deadline)
@@ -271,10 +296,12 @@ final class DiskWriter: @unchecked Sendable {
                     change.bytes += bytes - (old?.bytes ?? 0)
                     change.writes += 1
                     if try changeLog.note(entry, replacing: old?.version) { noted = true }
+                    try searchIndex.note(entry, replacing: old?.version)
                 case .remove:
                     guard let old else { continue }
                     try delete.bind(.text(item.key))
                     try delete.step()
+                    try searchIndex.removed(item.key)
                     change.entries -= 1
                     change.bytes -= old.bytes
                 }
@@ -298,6 +325,81 @@ final class DiskWriter: @unchecked Sendable {
             }
             return .failure(error)
         }
+    }
+
+    /// Indexes the next rows of a search index build in a transaction of its own (see
+    /// `SearchIndex.buildNext`); a failure is logged and stops the build until the next start.
+    private func buildIndexStep() {
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+            let read = try searchIndex.buildNext()
+            try connection.execute("COMMIT")
+            condition.lock()
+            state.indexRowsRead += read ?? 0
+            if (read ?? 0) < SearchIndex.buildStep {
+                state.buildingIndex = false
+                condition.broadcast()
+            }
+            condition.unlock()
+            if let read, read < SearchIndex.buildStep {
+                logger.info("local search: the index now holds every record stored")
+            }
+        } catch {
+            try? connection.execute("ROLLBACK")
+            logger.warning("local search: cannot build the index: \(error); it stays partial until the next start")
+            condition.lock()
+            state.buildingIndex = false
+            state.indexFailure = error
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// Empties the search index and starts its build (`rebuildIndex`), in a transaction of its own.
+    private func restartIndex() {
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+            try SearchIndex.restart(on: connection)
+            try connection.execute("COMMIT")
+            condition.lock()
+            state.buildingIndex = true
+        } catch {
+            try? connection.execute("ROLLBACK")
+            condition.lock()
+            state.indexFailure = error
+        }
+        state.restartingIndex = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Empties the search index and builds it again from every row, between the writer's batches;
+    /// returns when it is built, telling `progress` the rows read so far every `interval` seconds.
+    /// Throws why the build stopped short. Any thread but the writer's.
+    func rebuildIndex(interval: Double, progress: (Int) -> Void) throws(SQLiteError) {
+        condition.lock()
+        state.restartingIndex = true
+        state.indexRowsRead = 0
+        state.indexFailure = nil
+        condition.broadcast()
+        while state.restartingIndex || state.buildingIndex {
+            _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
+            let read = state.indexRowsRead
+            condition.unlock()
+            progress(read)
+            condition.lock()
+        }
+        let failure = state.indexFailure
+        condition.unlock()
+        if let failure { throw failure }
+    }
+
+    /// Waits until a build of the search index under way (`SearchIndex`) has ended. Any thread
+    /// but the writer's.
+    func waitForIndexBuild() {
+        condition.lock()
+        while state.restartingIndex || state.buildingIndex { condition.wait() }
+        condition.unlock()
     }
 
     /// The bytes of `key`'s row and, when `version` is asked for, its version
@@ -336,6 +438,7 @@ final class DiskWriter: @unchecked Sendable {
             for victim in victims where counted + change.bytes > target {
                 try delete.bind(.text(victim.key))
                 try delete.step()
+                try searchIndex.removed(victim.key)
                 change.entries -= 1
                 change.bytes -= victim.bytes
                 change.evictions += 1

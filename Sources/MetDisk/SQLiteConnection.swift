@@ -86,7 +86,10 @@ final class SQLiteStatement {
     deinit { sqlite3_finalize(handle) }
 
     /// Resets the statement and binds `values` to its parameters `?1`, `?2`, … in order.
-    func bind(_ values: SQLiteValue...) throws(SQLiteError) {
+    func bind(_ values: SQLiteValue...) throws(SQLiteError) { try bind(values) }
+
+    /// `bind(_:)` with the values in an array (a statement whose parameters are counted at run time).
+    func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
@@ -111,6 +114,8 @@ final class SQLiteStatement {
                 }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes { csqlite_bind_blob_copy(handle, index, $0.baseAddress, Int32($0.count)) }
+            case .null:
+                code = sqlite3_bind_null(handle, index)
             }
             guard code == SQLITE_OK else { throw connection.error(code) }
         }
@@ -172,4 +177,5 @@ enum SQLiteValue {
     case real(Double)
     case text(String)
     case blob([UInt8])
+    case null
 }

@@ -38,6 +38,11 @@ public protocol PersistentTier: Sendable {
     /// when the tier keeps no log. Committed changes only (a store still queued is listed once its
     /// batch is written). Reads like `entry(for:)`: tasks only. Throws when the log cannot be read.
     func changes(from start: ChangeStart, limit: Int) throws -> ChangePage?
+
+    /// The page of `search` over the records the tier holds (see `LocalSearch`), or nil when the
+    /// tier keeps no search index. Committed records only, as for `changes`. Reads for a few
+    /// milliseconds: tasks only. Throws when the index cannot be read.
+    func search(_ search: LocalSearch) throws -> LocalSearchPage?
 }
 
 extension PersistentTier {
@@ -55,6 +60,9 @@ extension PersistentTier {
 extension PersistentTier {
     /// None: a tier keeps a change log only when it says how.
     public func changes(from start: ChangeStart, limit: Int) throws -> ChangePage? { nil }
+
+    /// None: a tier searches what it holds only when it says how.
+    public func search(_ search: LocalSearch) throws -> LocalSearchPage? { nil }
 }
 
 /// A persistent tier that cannot make snapshots.

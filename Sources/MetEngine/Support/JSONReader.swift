@@ -101,6 +101,17 @@ package struct JSONReader {
         }
     }
 
+    /// The strings of an array's text in `range`: each element that is a string, and of each that
+    /// is an object, its member `name` when that is a string (`tags`: bare terms in 2018's schema,
+    /// `{"term": …}` since). Other elements and values are passed over.
+    package func strings(inArray range: Range<Int>, member name: [UInt8]) -> [String] {
+        let ranges = json.withUnsafeBufferPointer { bytes in
+            var scanner = Scanner(bytes: bytes, names: [name])
+            return scanner.elementStrings(in: range)
+        }
+        return ranges.map { Self.string(json, $0) }
+    }
+
     /// The string whose text, quotes included, is `range` of `json` (checked by the scanner:
     /// valid UTF-8, valid escapes).
     private static func string(_ json: [UInt8], _ range: Range<Int>) -> String {
@@ -376,6 +387,30 @@ private struct Scanner {
         let start = index
         while index < bytes.count, JSONReader.isDigit(bytes[index]) { index += 1 }
         return index - start
+    }
+}
+
+extension Scanner {
+    /// The ranges of the string elements of the array whose text (checked) is `range`, and of
+    /// the string values of `names[0]` in its object elements.
+    fileprivate mutating func elementStrings(in range: Range<Int>) -> [Range<Int>] {
+        var strings: [Range<Int>] = []
+        index = range.lowerBound + 1  // [
+        while true {
+            skipSpace()
+            guard let byte = peek, byte != UInt8(ascii: "]") else { return strings }
+            let start = index
+            if byte == UInt8(ascii: "{") {
+                found = [nil]
+                guard object(depth: 1, top: true) else { return strings }
+                if let value = found[0], bytes[value.lowerBound] == UInt8(ascii: "\"") { strings.append(value) }
+            } else {
+                guard value(depth: 1) else { return strings }
+                if byte == UInt8(ascii: "\"") { strings.append(start..<index) }
+            }
+            skipSpace()
+            if peek == UInt8(ascii: ",") { index += 1 }
+        }
     }
 }
 
