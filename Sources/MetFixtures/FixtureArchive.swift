@@ -47,15 +47,6 @@ public final class FixtureArchive: Sendable {
     /// The Met's v1.1 search path: paged by `offset` and `limit`.
     static let searchV11 = "/public/collection/v1.1/search"
 
-    /// Department names that object records use instead of the `/departments` display name
-    /// (docs/MET-API.md §4).
-    static let departmentAliases: [String: Int] = [
-        "The American Wing": 1,
-        "The Michael C. Rockefeller Wing": 5,
-        "Robert Lehman Collection": 15,
-        "Modern and Contemporary Art": 21,
-    ]
-
     /// Loads a fixture directory. Reads and decodes every file once; call it at start-up, not on
     /// a loop thread.
     ///
@@ -78,7 +69,7 @@ public final class FixtureArchive: Sendable {
         let departmentsPath = root + "/departments.json"
         departmentsBody = try Self.read(departmentsPath)
         let departments = try Self.decode(DepartmentList.self, from: departmentsBody, path: departmentsPath)
-        var departmentIDs = Self.departmentAliases
+        var departmentIDs = MetDepartments.aliases
         for department in departments.departments { departmentIDs[department.displayName] = department.departmentId }
         knownDepartments = Set(departments.departments.map(\.departmentId))
 

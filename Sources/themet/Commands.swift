@@ -26,6 +26,9 @@ enum Commands {
         Command(
             name: "import", summary: "Merge a snapshot (a file, or a server's URL) into the cache of --data-dir.",
             usage: SnapshotCommands.importUsage),
+        Command(
+            name: "reindex", summary: "Rebuild the local search index of the cache of --data-dir.",
+            usage: ReindexCommand.usage),
         Command(name: "help", summary: "Print the help of a command: themet help search.", usage: helpUsage),
     ]
 

@@ -48,7 +48,7 @@ enum SnapshotCommands {
     /// `themet export`; the exit status.
     static func export(to file: String, configuration: ServerConfiguration, logger: Logger) -> Int32 {
         let directory = configuration.cache.dataDirectory
-        let progress = Progress(verb: "exporting")
+        let progress = TerminalProgress(verb: "exporting")
         do {
             let manifest = try CacheSnapshot.export(
                 directory: directory, to: file, createdBy: "themet \(MetService.version)",
@@ -89,7 +89,7 @@ enum SnapshotCommands {
     ) -> Int32 {
         let directory = configuration.cache.dataDirectory
         let hadCache = FileManager.default.fileExists(atPath: directory + "/cache.sqlite")
-        let progress = Progress(verb: "checking, then importing")
+        let progress = TerminalProgress(verb: "checking, then importing")
         let verified: VerifiedSnapshot
         do {
             // Refused before the directory's cache is opened: a bad file changes nothing, not even that.
@@ -147,27 +147,5 @@ enum SnapshotCommands {
 
     private static func megabytes(_ bytes: Int) -> String {
         String(format: "%.1f MiB", Double(bytes) / 1_048_576)
-    }
-
-    /// A progress line on standard error when it is a terminal: `verb done/total`, rewritten in
-    /// place; nothing otherwise.
-    private final class Progress {
-        private let verb: String
-        private let isTerminal = isatty(2) != 0
-        private var shown = false
-
-        init(verb: String) { self.verb = verb }
-
-        func report(_ done: Int, _ total: Int) {
-            guard isTerminal else { return }
-            shown = true
-            FileHandle.standardError.write(Data("\r\(verb) \(done)/\(total) records".utf8))
-        }
-
-        func end() {
-            guard shown else { return }
-            FileHandle.standardError.write(Data("\n".utf8))
-            shown = false
-        }
     }
 }

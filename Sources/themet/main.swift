@@ -39,15 +39,16 @@ let routeCommand = arguments.first.flatMap(RouteCommands.named)
 let isSync = arguments.first == "sync"
 let isWarm = arguments.first == "warm"
 let isServe = arguments.first == "serve"
+let isReindex = arguments.first == "reindex"
 let snapshotCommand = arguments.first.flatMap { $0 == "export" || $0 == "import" ? $0 : nil }
 if options.contains("--help") || options.contains("-h") {
     let named =
-        isServe || routeCommand != nil || isSync || isWarm || snapshotCommand != nil
+        isServe || routeCommand != nil || isSync || isWarm || isReindex || snapshotCommand != nil
         ? arguments.first.flatMap(Commands.usage) : nil
     print(named ?? Commands.overview)
     exit(0)
 }
-if isServe || routeCommand != nil || isSync || isWarm || snapshotCommand != nil {
+if isServe || routeCommand != nil || isSync || isWarm || isReindex || snapshotCommand != nil {
     arguments.removeFirst()
 } else if let first = arguments.first, !first.hasPrefix("-") {
     exitForUsage("no command '\(first)'; the commands are \(Commands.all.map(\.name).joined(separator: ", "))")
@@ -63,6 +64,8 @@ if let snapshotCommand {
         exitForUsage("\(error)")
     }
 }
+
+if isReindex { arguments = ["--log-level", "warning"] + arguments }
 
 var commandTarget = ""
 var warmSource: WarmCommand.Source?
@@ -109,7 +112,8 @@ do {
 
 let logger = Logger(
     level: configuration.logging.level, format: routeCommand == nil ? configuration.logging.format : .bare)
-// The snapshot commands use the data directory alone: no upstream, no engine.
+// The snapshot commands and reindex use the data directory alone: no upstream, no engine.
+if isReindex { exit(ReindexCommand.run(configuration: configuration, logger: logger)) }
 switch snapshotCommand {
 case "export"?: exit(SnapshotCommands.export(to: snapshotFile, configuration: configuration, logger: logger))
 case "import"?: exit(await SnapshotCommands.importing(snapshotFile, configuration: configuration, logger: logger))

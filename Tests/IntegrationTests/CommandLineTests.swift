@@ -142,7 +142,8 @@ struct CommandLineTests {
         }
         #expect(
             topLevel == [
-                "query", "total", "offset", "limit", "sort", "objects", "missing", "withoutImage", "pending", "next",
+                "query", "source", "total", "offset", "limit", "sort", "objects", "missing", "withoutImage", "pending",
+                "next",
             ])
         #expect(screen.contains(#""primaryImage": "https://images.metmuseum.org/"#))
         #expect(!screen.contains(#"\/"#))

@@ -49,23 +49,39 @@ struct ResilienceTests {
         #expect(stats.total == 6 + stats.failed)  // one extra call per failure, none more
     }
 
-    @Test func firewallBlockPausesSearchesToo() async throws {
+    /// During a block an uncached search is answered from the records the server holds
+    /// (`--search-fallback local`, the default), saying so; with the fallback off, refused.
+    @Test(arguments: [true, false])
+    func firewallBlockPausesSearchesToo(fallback: Bool) async throws {
         // q=cypress costs 3 upstream calls (the search and two objects); the 4th is blocked.
         let servers = try await Servers.start(
             fake: ["--block-after", "3", "--block-seconds", "60"],
-            themet: ["--upstream-rate", "1000", "--upstream-burst", "1000"])
+            themet: ["--upstream-rate", "1000", "--upstream-burst", "1000"]
+                + (fallback ? [] : ["--search-fallback", "off"]))
         let first = try await servers.get("/search?q=cypress")
         #expect(first.status == 200)
         #expect((try first.json()["objects"] as? [Any])?.count == 2)
+        #expect(try first.json()["source"] as? String == "met")
+        try await servers.waitUntilIndexed(2)
         let blocked = try await servers.get("/objects/45734")
         #expect(blocked.status == 503)
         #expect(try blocked.json()["code"] as? String == "upstream_blocked")
-        // During the cool-down: the cached search answers, an uncached one is refused, and the
-        // fake hears nothing more.
+        // During the cool-down: the cached search answers, an uncached one is answered from
+        // the index or refused, and the fake hears nothing more.
         #expect(try await servers.get("/search?q=cypress").status == 200)
         let uncached = try await servers.get("/search?q=wheat")
-        #expect(uncached.status == 503)
-        #expect(uncached.header("Retry-After") != nil)
+        if fallback {
+            #expect(uncached.status == 200)
+            #expect(uncached.header("Cache-Status") == "TheMet; fwd=uri-miss; fwd-status=503; detail=local-fallback")
+            #expect(uncached.header("Retry-After") == nil && uncached.header("Warning") == nil)
+            let json = try uncached.json()
+            #expect(json["source"] as? String == "local")
+            #expect(json["indexed"] as? Int == 2)
+            #expect((json["objects"] as? [[String: Any]])?.compactMap { $0["objectID"] as? Int } == [436_535])
+        } else {
+            #expect(uncached.status == 503)
+            #expect(uncached.header("Retry-After") != nil)
+        }
         #expect(try await servers.upstreamStats().total == 4)
     }
 

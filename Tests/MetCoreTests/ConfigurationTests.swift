@@ -94,7 +94,8 @@ struct ConfigurationTests {
             "--departments-ttl", "7d", "--not-found-ttl", "1.5", "--stale-if-error", "0", "--block-cooldown", "90s",
             "--max-uri-length", "1K", "--max-header-size", "2KiB", "--max-body-size", "0", "--request-timeout", "45s",
             "--upstream-rate", "0.5", "--upstream-burst", "5", "--upstream-concurrency", "4", "--upstream-retries", "0",
-            "--search-api", "v1.1", "--search-ttl", "10m", "--widget-objects", "5", "--detail-url",
+            "--search-api", "v1.1", "--search-fallback", "off", "--search-ttl", "10m", "--widget-objects", "5",
+            "--detail-url",
             "https://app.example/objects/{id}", "--public-url", "https://met.example/", "--read-timeout",
             "1500ms", "--max-connections", "4",
         ])
@@ -126,6 +127,7 @@ struct ConfigurationTests {
         #expect(configuration.upstream.concurrency == 4)
         #expect(configuration.upstream.retries == 0)
         #expect(configuration.upstream.searchAPI == .v1_1)
+        #expect(!configuration.upstream.searchFallback)
         #expect(configuration.cache.freshness.search == 600)
         #expect(configuration.presentation.widgetObjects == 5)
         #expect(configuration.presentation.detailURL == "https://app.example/objects/{id}")
@@ -181,6 +183,7 @@ struct ConfigurationTests {
         "--image-memory-size": "1K",
         "--upstream-retries": "-1",
         "--search-api": "v2",
+        "--search-fallback": "remote",
         "--search-ttl": "2y",
         "--widget-objects": "0",
         "--detail-url": "javascript:alert(1)",

@@ -90,6 +90,9 @@ public final class MetService: Responder {
             snapshots: SnapshotHandler(
                 disk: disk, directory: configuration.cache.dataDirectory, time: time, logger: logger),
             changes: ChangesHandler(disk: disk, logger: logger),
+            localSearch: LocalSearchHandler(
+                disk: disk, fallback: configuration.upstream.searchFallback, store: store, renders: renders,
+                logger: logger),
             purgeRule: PurgeRule(
                 adminToken: configuration.access.adminToken, proxies: configuration.access.trustedProxies),
             searchRenders: renders, batchRenders: Renders(capacity: Self.batchRenderBytes, compress: compress),

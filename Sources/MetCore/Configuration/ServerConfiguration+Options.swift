@@ -171,6 +171,18 @@ extension ServerConfiguration {
             configuration.upstream.searchAPI = mode
             return nil
         },
+        ConfigurationOption(
+            flag: "--search-fallback", placeholder: "MODE", defaultText: "local",
+            help: "What answers a search the Met cannot answer (blocked, down, unreachable, slow): local (this "
+                + "server's index of the records it holds, saying source: local) or off (a 502, 503 or 504)."
+        ) { configuration, value in
+            switch value {
+            case "local": configuration.upstream.searchFallback = true
+            case "off": configuration.upstream.searchFallback = false
+            default: return "expected local or off, got '\(value)'"
+            }
+            return nil
+        },
         integerOption(
             "--widget-objects", "30",
             "How many of the latest search results the widget store keeps (the app kept 5 to 30).",

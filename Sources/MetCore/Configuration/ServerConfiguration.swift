@@ -128,6 +128,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var blockCooldown = 60.0
         /// Which generation of the Met's search to use. Default `auto`: v1.1, with v1 as a fallback.
         public var searchAPI = SearchAPIMode.auto
+        /// Whether a search the Met cannot answer (blocked, down, unreachable, slow) is answered
+        /// from this server's index of the records it holds (`source: local`) instead of a 502,
+        /// 503 or 504. Default true (`--search-fallback local`).
+        public var searchFallback = true
 
         public init() {}
     }

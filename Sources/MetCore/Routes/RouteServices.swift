@@ -23,6 +23,8 @@ final class RouteServices: Sendable {
     let snapshots: SnapshotHandler
     /// `GET /changes`.
     let changes: ChangesHandler
+    /// `/search?source=local`, and the stand-in for a search of the Met that failed.
+    let localSearch: LocalSearchHandler
     /// Who may purge (`--admin-token`, `--trusted-proxy`).
     let purgeRule: PurgeRule
     /// Rendered search pages (and the widget's timelines), batches, and manifests, each shared
@@ -40,7 +42,7 @@ final class RouteServices: Sendable {
         widget: WidgetHandler, random: RandomHandler, health: HealthHandler, metrics: MetricsHandler,
         explorer: ExplorerHandler, images: ImageHandler,
         iiifImages: IIIFImageHandler, purges: PurgeHandler, snapshots: SnapshotHandler, changes: ChangesHandler,
-        purgeRule: PurgeRule,
+        localSearch: LocalSearchHandler, purgeRule: PurgeRule,
         searchRenders: Renders,
         batchRenders: Renders, manifestRenders: Renders, detailURL: String, publicURL: String?
     ) {
@@ -59,6 +61,7 @@ final class RouteServices: Sendable {
         self.purges = purges
         self.snapshots = snapshots
         self.changes = changes
+        self.localSearch = localSearch
         self.purgeRule = purgeRule
         self.batchRenders = batchRenders
         self.manifestRenders = manifestRenders

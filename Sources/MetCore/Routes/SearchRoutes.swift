@@ -1,15 +1,23 @@
 import MetEngine
 
-/// `/search`: a hydrated search, one page of records.
+/// `/search`: a hydrated search, one page of records, from the Met's search; from this server's
+/// index with `source=local`, or when the Met cannot answer (`LocalSearchHandler`).
 enum SearchRoutes {
     static let search = RouteEntry(.exact(["/search"]), label: .search) { request, services throws(Problem) in
-        var query = try SearchQuery(request.target)
+        var query = try SearchQuery(request.target, allowingLocal: true)
         // A HEAD never replaces the latest results.
         if request.isHead { query.store = false }
-        return services.start(
+        let presentation = request.presentation()
+        let local = services.localSearch
+        if query.source == .local { return local.answer(query, presentation) }
+        let answer = services.start(
             SearchPipeline(
-                query, request.presentation(), generations: services.generations, presenter: services.presenter,
+                query, presentation, generations: services.generations, presenter: services.presenter,
                 store: services.store, renders: services.searchRenders),
             for: request)
+        guard local.fallsBack else { return answer }
+        return answer.recovering(when: LocalSearchHandler.metFailed) { [query] failure in
+            local.standIn(for: query, presentation, after: failure)
+        }
     }
 }

@@ -1,10 +1,20 @@
 import MetEngine
 
 /// A validated `/search` request: the query and the Met's filters in canonical form, paging,
-/// sort, projection and how long to wait for the upstream.
+/// sort, projection and how long to wait for the upstream; or, with `source=local`, a search of
+/// the records this server holds (`LocalSearchHandler`), which may also ask for facets.
 public struct SearchQuery: Sendable, Hashable {
-    /// The search term (required, non-empty).
+    /// Where the results come from: the Met's search (default), or this server's index.
+    public enum Source: String, Sendable {
+        case met
+        case local
+    }
+
+    /// The search term: required and non-empty for the Met; may be empty for local search.
     public var q: String
+    public var source: Source
+    /// The facets to count (local search only), in the order asked.
+    public var facets: [SearchFacet]
     /// The Met's filters by their own names, values normalised (`true`/`false`, plain integers),
     /// sorted by name. Always holds `hasImages` (default `true`).
     public var filters: [RequestTarget.QueryItem]
@@ -43,8 +53,10 @@ public struct SearchQuery: Sendable, Hashable {
     /// The same, by name: the order their values are validated and kept in.
     private static let sortedBooleanFilters = booleanFilters.sorted()
     private static let sortedTermFilters = termFilters.sorted()
-    /// Every parameter `/search` takes (`themet search` and `themet timeline` split their
-    /// arguments by it).
+    /// The parameters only `/search` itself takes, for local search.
+    static let localParameters: Set<String> = ["source", "facets", "isPublicDomain"]
+    /// Every parameter a search of the Met takes (`themet search` and `themet timeline` split
+    /// their arguments by it).
     package static let parameters: Set<String> =
         booleanFilters.union(termFilters).union([
             "q", "departmentId", "dateBegin", "dateEnd", "offset", "limit", "sort", "fields", "wait", "store",
@@ -58,33 +70,64 @@ public struct SearchQuery: Sendable, Hashable {
     /// records stored. Cheap to make and hash: it is made on every first-page search hit.
     struct StoreSource: Hashable, Sendable {
         var q: String
+        var source: Source
         var filters: [RequestTarget.QueryItem]
         var sort: SearchSort
         var limit: Int
     }
 
     /// This search as a source of the latest results.
-    var storeSource: StoreSource { StoreSource(q: q, filters: filters, sort: sort, limit: limit) }
+    var storeSource: StoreSource { StoreSource(q: q, source: source, filters: filters, sort: sort, limit: limit) }
 
     /// Whether results must have an image (`hasImages`, default true).
     public var requiresImages: Bool { filters.first { $0.name == "hasImages" }?.value != "false" }
 
     /// Validates the query items of a `/search` request; every problem names its parameter.
-    public init(_ target: RequestTarget) throws(Problem) {
+    ///
+    /// - Parameter allowingLocal: whether `source`, `facets` and `isPublicDomain` may be given
+    ///   (`/search` itself; the widget, `/random` and purges search the Met only).
+    public init(_ target: RequestTarget, allowingLocal: Bool = false) throws(Problem) {
         try target.allowOnly(
-            Self.parameters,
+            allowingLocal ? Self.parameters.union(Self.localParameters) : Self.parameters,
             known: "/search takes q, the Met's filters (isHighlight, title, tags, isOnView, artistOrCulture, "
                 + "hasImages, departmentId, medium, geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, "
-                + "wait and store.")
+                + (allowingLocal
+                    ? "wait, store, source, and with source=local facets and isPublicDomain." : "wait and store."))
         func value(_ name: String) -> String? { target.value(of: name) }
 
-        guard let q = value("q"), !q.allSatisfy(\.isWhitespace) else {
+        source = .met
+        if let text = value("source") {
+            guard let source = Source(rawValue: text) else {
+                throw Problem(.invalidParameter, "source must be met or local.", parameter: "source")
+            }
+            self.source = source
+        }
+        let q = value("q") ?? ""
+        guard source == .local || !q.allSatisfy(\.isWhitespace) else {
             throw Problem(.invalidParameter, "q is required: the words to search for.", parameter: "q")
         }
         guard q.utf8.count <= 500 else {
             throw Problem(.invalidParameter, "q is longer than 500 bytes.", parameter: "q")
         }
         self.q = q
+        facets = []
+        if let text = value("facets") {
+            guard source == .local else {
+                throw Problem(
+                    .invalidParameter, "facets needs source=local: the Met's search counts nothing.",
+                    parameter: "facets")
+            }
+            for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let facet = SearchFacet(rawValue: String(name)), !facets.contains(facet) else {
+                    throw Problem(
+                        .invalidParameter,
+                        "facets must name some of \(SearchFacet.allCases.map(\.rawValue).joined(separator: ", ")), "
+                            + "each once, joined by commas.",
+                        parameter: "facets")
+                }
+                facets.append(facet)
+            }
+        }
 
         var filters: [RequestTarget.QueryItem] = []
         for name in Self.sortedBooleanFilters {
@@ -95,6 +138,17 @@ public struct SearchQuery: Sendable, Hashable {
             filters.append(.init(name: name, value: String(flag)))
         }
         if value("hasImages") == nil { filters.append(.init(name: "hasImages", value: "true")) }
+        if let text = value("isPublicDomain") {
+            guard source == .local else {
+                throw Problem(
+                    .invalidParameter, "isPublicDomain needs source=local: the Met's search has no such filter.",
+                    parameter: "isPublicDomain")
+            }
+            guard let flag = RequestTarget.boolean(text) else {
+                throw Problem(.invalidParameter, "isPublicDomain must be true or false.", parameter: "isPublicDomain")
+            }
+            filters.append(.init(name: "isPublicDomain", value: String(flag)))
+        }
         if let text = value("departmentId") {
             filters.append(.init(name: "departmentId", value: String(try Self.departmentID(text))))
         }
@@ -179,7 +233,7 @@ public struct SearchQuery: Sendable, Hashable {
         json.member("q", string: q)
         for filter in filters {
             json.key(filter.name)
-            if Self.booleanFilters.contains(filter.name) {
+            if Self.booleanFilters.contains(filter.name) || filter.name == "isPublicDomain" {
                 json.bool(filter.value == "true")
             } else if let number = Int(filter.value), !Self.termFilters.contains(filter.name) {
                 json.int(number)
@@ -193,7 +247,9 @@ public struct SearchQuery: Sendable, Hashable {
     /// The `/search` URL of the page at `offset`, with the same query, sort, fields and wait.
     func url(offset: Int) -> String {
         var items = [RequestTarget.QueryItem(name: "q", value: q)]
+        if source == .local { items.append(.init(name: "source", value: source.rawValue)) }
         items += filters.filter { !($0.name == "hasImages" && $0.value == "true") }
+        if !facets.isEmpty { items.append(.init(name: "facets", value: facets.map(\.rawValue).joined(separator: ","))) }
         items.append(.init(name: "offset", value: String(offset)))
         items.append(.init(name: "limit", value: String(limit)))
         if sort != .relevance { items.append(.init(name: "sort", value: sort.rawValue)) }

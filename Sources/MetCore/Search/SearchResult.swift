@@ -12,8 +12,9 @@ struct SearchResult {
     var pending: [Int] = []
 
     /// Sorts `ids` into the lists, given the entries found for them (absent = pending), then
-    /// orders the objects for `sort` (title and date sorts apply within the page).
-    init(ids: [Int], entries: [Int: CacheEntry], query: SearchQuery) {
+    /// orders the objects for `sort` (title and date sorts apply within the page) unless `ordered`
+    /// (a local search's page, already in the order of the whole result).
+    init(ids: [Int], entries: [Int: CacheEntry], query: SearchQuery, ordered: Bool = false) {
         for id in ids {
             guard let entry = entries[id] else {
                 pending.append(id)
@@ -27,7 +28,7 @@ struct SearchResult {
                 objects.append(entry)
             }
         }
-        switch query.sort {
+        switch ordered ? .relevance : query.sort {
         case .title: objects.sort { Self.title($0) < Self.title($1) }
         case .titleDescending: objects.sort { Self.title($0) > Self.title($1) }
         case .date: objects.sort { Self.dates($0) < Self.dates($1) }
@@ -36,13 +37,15 @@ struct SearchResult {
         }
     }
 
-    /// The response body: `query`, `total`, `offset`, `limit`, `sort`, `objects` (records byte
-    /// for byte, or their projection), `missing`, `withoutImage`, `pending`, `next`.
-    func body(query: SearchQuery, total: Int, next: String?) -> [UInt8] {
+    /// The response body: `query`, `source`, `total`, `offset`, `limit`, `sort`, `objects`
+    /// (records byte for byte, or their projection), `missing`, `withoutImage`, `pending`, `next`;
+    /// for a `local` page also `indexed` and, when asked for, `facets`.
+    func body(query: SearchQuery, total: Int, next: String?, local: LocalSearchPage? = nil) -> [UInt8] {
         var json = JSONWriter(capacity: objects.reduce(1_024) { $0 + $1.body.count })
         json.beginObject()
         json.key("query")
         query.writeEcho(to: &json)
+        json.member("source", string: local == nil ? "met" : "local")
         json.member("total", int: total)
         json.member("offset", int: query.offset)
         json.member("limit", int: query.limit)
@@ -53,6 +56,10 @@ struct SearchResult {
         json.ids("pending", pending)
         json.key("next")
         if let next { json.string(next) } else { json.null() }
+        if let local {
+            json.member("indexed", int: local.indexed)
+            if !query.facets.isEmpty { local.writeFacets(query.facets, to: &json) }
+        }
         json.endObject()
         return json.bytes
     }

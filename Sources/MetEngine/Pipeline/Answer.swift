@@ -12,6 +12,19 @@ public enum Answer: Sendable {
         case .suspended(let suspension): .suspended(suspension.map(transform))
         }
     }
+
+    /// This answer, except that a response `failed` picks out is replaced by what `instead` makes
+    /// of it, in a task (now, or once the suspension ends). A suspension that awaits a reply
+    /// keeps doing so.
+    package func recovering(
+        when failed: @escaping @Sendable (Response) -> Bool,
+        with instead: @escaping @Sendable (Response) async -> Response
+    ) -> Answer {
+        switch self {
+        case .ready(let response): failed(response) ? .suspended(Suspension { await instead(response) }) : self
+        case .suspended(let suspension): .suspended(suspension.recovering(when: failed, with: instead))
+        }
+    }
 }
 
 /// The rest of a request's work once it needs what the memory tier does not hold (the disk, Redis,
@@ -64,6 +77,22 @@ public struct Suspension: Sendable {
             case .ready(let response): return response
             case .suspended(let suspension): return await suspension.response()
             }
+        }
+    }
+
+    /// This suspension, with a response `failed` picks out replaced (see `Answer.recovering`).
+    package func recovering(
+        when failed: @escaping @Sendable (Response) -> Bool,
+        with instead: @escaping @Sendable (Response) async -> Response
+    ) -> Suspension {
+        switch rest {
+        case .task(let run):
+            Suspension {
+                let response = await run()
+                return failed(response) ? await instead(response) : response
+            }
+        case .reply(let start):
+            Suspension(awaiting: { then in start { then($0.recovering(when: failed, with: instead)) } })
         }
     }
 

@@ -62,6 +62,19 @@ struct Servers: Sendable {
                 + "\(stats["total"] ?? "?") answered")
     }
 
+    /// Returns once themet's local search index holds at least `count` records (its disk tier
+    /// commits what it stores within a batch window). Polls for 30 s at most.
+    func waitUntilIndexed(_ count: Int) async throws {
+        let deadline = Date().addingTimeInterval(30)
+        var indexed = -1
+        repeat {
+            indexed = try await get("/search?source=local&limit=1").json()["indexed"] as? Int ?? -1
+            if indexed >= count { return }
+            try await Task.sleep(for: .milliseconds(25))
+        } while Date() < deadline
+        throw ProcessFailure("themet's search index never held \(count) records (it holds \(indexed))")
+    }
+
     /// When each request reached the fake Met, seconds since 1970 (the first 10,000).
     func upstreamArrivals() async throws -> [Double] {
         try await HTTPClient.request(fake.baseURL + "/__stats").json()["arrivals"] as? [Double] ?? []
