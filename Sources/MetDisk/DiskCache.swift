@@ -21,6 +21,8 @@ public final class DiskCache: PersistentTier {
     private let capacity: Int
     private let logger: Logger
     private let writer: DiskWriter
+    /// The search index's facts in memory, shared by the writer and the searches.
+    private let facts = SearchFacts()
     /// Reader connections not in use; a read takes one, or opens one when none is free.
     private let idleReaders = Locked<[Reader]>([])
     /// Reads counted, and whether `close()` has run: atomics, as both loop threads read on every
@@ -92,7 +94,7 @@ public final class DiskCache: PersistentTier {
         self.capacity = capacity
         self.logger = logger
         writer = try DiskWriter(
-            connection: connection, capacity: capacity, changeRetention: changeRetention, logger: logger)
+            connection: connection, capacity: capacity, changeRetention: changeRetention, facts: facts, logger: logger)
     }
 
     public func entry(for key: String) -> CacheEntry? {
@@ -223,7 +225,9 @@ public final class DiskCache: PersistentTier {
 
     public func search(_ search: LocalSearch) throws -> LocalSearchPage? {
         guard !closed.load(ordering: .acquiring) else { return nil }
-        return try withReader { reader throws(SQLiteError) in try SearchIndexQuery(search).run(on: reader.connection) }
+        return try withReader { reader throws(SQLiteError) in
+            try SearchIndexQuery(search).run(on: reader.connection, facts: facts)
+        }
     }
 
     /// Empties the search index and builds it again from every object record stored, between

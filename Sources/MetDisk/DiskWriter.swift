@@ -94,7 +94,9 @@ final class DiskWriter: @unchecked Sendable {
 
     /// Starts the writer thread on `connection` (which it owns from now on), keeping the newest
     /// `changeRetention` changes of the change log.
-    init(connection: SQLiteConnection, capacity: Int, changeRetention: Int, logger: Logger) throws(SQLiteError) {
+    init(
+        connection: SQLiteConnection, capacity: Int, changeRetention: Int, facts: SearchFacts, logger: Logger
+    ) throws(SQLiteError) {
         self.connection = connection
         self.capacity = capacity
         self.logger = logger
@@ -110,7 +112,7 @@ final class DiskWriter: @unchecked Sendable {
         touch = try connection.prepare("UPDATE entries SET used_at = ?2 WHERE key = ?1")
         oldest = try connection.prepare("SELECT key, bytes, used_at FROM entries ORDER BY used_at LIMIT ?1")
         changeLog = try ChangeLog(connection: connection, retention: changeRetention)
-        searchIndex = try SearchIndex(connection: connection)
+        searchIndex = try SearchIndex(connection: connection, facts: facts)
         state.buildingIndex = try searchIndex.isBuilding()
         let thread = Thread { [self] in run() }
         thread.name = "themet-disk-writer"
@@ -313,10 +315,13 @@ final class DiskWriter: @unchecked Sendable {
             }
             if noted { try changeLog.pruneIfDue() }
             try evict(&change)
+            let indexed = try searchIndex.finishTransaction()
             try connection.execute("COMMIT")
+            indexed?()
             return .success(change)
         } catch {
             try? connection.execute("ROLLBACK")
+            searchIndex.discardTransaction()
             if Date().timeIntervalSince(lastErrorLog) >= 60 {
                 lastErrorLog = Date()
                 logger.warning(
@@ -333,7 +338,9 @@ final class DiskWriter: @unchecked Sendable {
         do {
             try connection.execute("BEGIN IMMEDIATE")
             let read = try searchIndex.buildNext()
+            let indexed = try searchIndex.finishTransaction()
             try connection.execute("COMMIT")
+            indexed?()
             condition.lock()
             state.indexRowsRead += read ?? 0
             if (read ?? 0) < SearchIndex.buildStep {
@@ -346,6 +353,7 @@ final class DiskWriter: @unchecked Sendable {
             }
         } catch {
             try? connection.execute("ROLLBACK")
+            searchIndex.discardTransaction()
             logger.warning("local search: cannot build the index: \(error); it stays partial until the next start")
             condition.lock()
             state.buildingIndex = false
@@ -359,12 +367,15 @@ final class DiskWriter: @unchecked Sendable {
     private func restartIndex() {
         do {
             try connection.execute("BEGIN IMMEDIATE")
-            try SearchIndex.restart(on: connection)
+            try searchIndex.restart()
+            let emptied = try searchIndex.finishTransaction()
             try connection.execute("COMMIT")
+            emptied?()
             condition.lock()
             state.buildingIndex = true
         } catch {
             try? connection.execute("ROLLBACK")
+            searchIndex.discardTransaction()
             condition.lock()
             state.indexFailure = error
         }

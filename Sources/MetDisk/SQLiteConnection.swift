@@ -148,9 +148,12 @@ final class SQLiteStatement {
         return String(cString: text)
     }
 
+    /// Whether the column's value is NULL.
+    func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
     /// A TEXT column's value, or nil for NULL.
     func optionalText(at column: Int32) -> String? {
-        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : text(at: column)
+        isNull(at: column) ? nil : text(at: column)
     }
 
     /// The bytes of a BLOB column (empty for NULL or an empty blob).

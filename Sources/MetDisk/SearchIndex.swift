@@ -13,6 +13,8 @@ import MetEngine
 /// - `search_build`: present while the index is being built from the records already stored (the
 ///   tables were added to a file that held some, or `themet reindex` asked): `through` is the last
 ///   `entries` rowid indexed. The writer builds it in the background between its batches.
+/// - `search_version`: raised by every transaction that changes the index, so that a copy of the
+///   facts in memory (`SearchFacts`) knows whether it is still the file's.
 ///
 /// The writer's instance is used on the writer's thread only, inside its transactions.
 final class SearchIndex {
@@ -20,8 +22,11 @@ final class SearchIndex {
     /// when the file already holds records; a file that has them all is only read.
     static func add(to connection: SQLiteConnection) throws(SQLiteError) {
         let present = try connection.integer(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('search_text', 'search_facts')")
-        guard present < 2 else { return }
+            """
+            SELECT count(*) FROM sqlite_schema
+            WHERE type = 'table' AND name IN ('search_text', 'search_facts', 'search_version')
+            """)
+        guard present < 3 else { return }
         try connection.execute("BEGIN IMMEDIATE")
         do {
             try connection.execute(
@@ -34,6 +39,8 @@ final class SearchIndex {
                     is_public_domain INTEGER NOT NULL, begin_date INTEGER, end_date INTEGER, sort_title TEXT);
                 CREATE TABLE IF NOT EXISTS search_build (id INTEGER PRIMARY KEY CHECK (id = 1), through INTEGER NOT NULL);
                 INSERT OR IGNORE INTO search_build (id, through) SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM entries);
+                CREATE TABLE IF NOT EXISTS search_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+                INSERT OR IGNORE INTO search_version (id, version) VALUES (1, 1);
                 COMMIT;
                 """)
         } catch {
@@ -43,7 +50,7 @@ final class SearchIndex {
     }
 
     /// The tables, which a snapshot leaves out: the importing tier indexes what it stores.
-    static let tableNames = ["search_text", "search_facts", "search_build"]
+    static let tableNames = ["search_text", "search_facts", "search_build", "search_version"]
 
     /// Rows of `entries` a build step reads: about 20 ms of work, so stores queued meanwhile wait
     /// little longer than a batch window.
@@ -57,9 +64,21 @@ final class SearchIndex {
     private let buildRows: SQLiteStatement
     private let buildMark: SQLiteStatement
     private let buildEnd: SQLiteStatement
+    private let raiseVersion: SQLiteStatement
+    private let connection: SQLiteConnection
+    /// The copy of the facts in memory, brought along after each commit.
+    private let facts: SearchFacts
+    /// What the open transaction changed: each object's new facts (nil: taken out), and whether it
+    /// emptied the index first.
+    private var changes: [(Int, SearchFacts.Row?)] = []
+    private var cleared = false
 
     /// Prepares the writer's statements on `connection`, the writer's own.
-    init(connection: SQLiteConnection) throws(SQLiteError) {
+    init(connection: SQLiteConnection, facts: SearchFacts) throws(SQLiteError) {
+        self.connection = connection
+        self.facts = facts
+        raiseVersion = try connection.prepare(
+            "UPDATE search_version SET version = version + 1 WHERE id = 1 RETURNING version")
         deleteText = try connection.prepare("DELETE FROM search_text WHERE rowid = ?1")
         insertText = try connection.prepare(
             "INSERT INTO search_text (rowid, \(SearchDocument.columns.joined(separator: ", "))) "
@@ -117,6 +136,15 @@ final class SearchIndex {
             flag(document.isPublicDomain), integer(document.beginDate), integer(document.endDate),
             document.title.isEmpty ? .null : .text(document.title.lowercased()))
         try insertFacts.step()
+        changes.append(
+            (
+                id,
+                SearchFacts.Row(
+                    department: document.department, classification: document.classification,
+                    century: document.century, isHighlight: document.isHighlight, isOnView: document.isOnView,
+                    hasImage: document.hasImage, isPublicDomain: document.isPublicDomain, begin: document.beginDate,
+                    end: document.endDate)
+            ))
     }
 
     private func remove(objectID id: Int) throws(SQLiteError) {
@@ -124,6 +152,25 @@ final class SearchIndex {
         try deleteText.step()
         try deleteFacts.bind(.integer(Int64(id)))
         try deleteFacts.step()
+        changes.append((id, nil))
+    }
+
+    /// Ends the writer's transaction's part in the index, before its COMMIT: raises the index's
+    /// version when the transaction changed it. Returns what to call once the commit is done (it
+    /// brings the copy in memory along), or nil when nothing changed.
+    func finishTransaction() throws(SQLiteError) -> (() -> Void)? {
+        guard !changes.isEmpty || cleared else { return nil }
+        defer { raiseVersion.reset() }
+        guard try raiseVersion.step() else { return nil }
+        let (version, changes, cleared) = (raiseVersion.integer(at: 0), changes, cleared)
+        discardTransaction()
+        return { [facts] in facts.apply(changes, cleared: cleared, version: version) }
+    }
+
+    /// Forgets what the transaction changed: it was rolled back.
+    func discardTransaction() {
+        changes = []
+        cleared = false
     }
 
     /// Whether a build is under way (see the type's comment).
@@ -163,12 +210,14 @@ final class SearchIndex {
 
     /// Empties the index and starts a build from the first row (`themet reindex`), in the
     /// writer's open transaction.
-    static func restart(on connection: SQLiteConnection) throws(SQLiteError) {
+    func restart() throws(SQLiteError) {
         try connection.execute(
             """
             DELETE FROM search_text; DELETE FROM search_facts;
             INSERT OR REPLACE INTO search_build (id, through) VALUES (1, 0);
             """)
+        changes = []
+        cleared = true
     }
 
     /// What every object's key looks like, as a GLOB pattern (a build reads only those rows).

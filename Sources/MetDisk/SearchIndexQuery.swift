@@ -93,56 +93,181 @@ struct SearchIndexQuery {
         }
     }
 
-    private static func column(of facet: SearchFacet) -> String {
-        switch facet {
-        case .department: "department"
-        case .classification: "classification"
-        case .century: "century"
-        case .isPublicDomain: "is_public_domain"
-        case .hasImage: "has_image"
+    /// Runs the query on `connection` (a reader's), with the facts of `facts` (loaded again in
+    /// this transaction when they are not of the file's version).
+    func run(on connection: SQLiteConnection, facts: SearchFacts) throws(SQLiteError) -> LocalSearchPage {
+        try connection.execute("BEGIN")
+        defer { try? connection.execute("COMMIT") }
+        let version = try connection.integer("SELECT version FROM search_version WHERE id = 1")
+        let table = try facts.table(at: version) { () throws(SQLiteError) in try Self.rows(on: connection) }
+        let filter = FactFilter(search, table: table)
+        var matches: [Match] = []
+        if let match {
+            let statement = try connection.prepare(
+                "SELECT rowid, bm25(search_text, \(Self.weights)) FROM search_text WHERE search_text MATCH ?1")
+            try statement.bind(.text(match))
+            while try statement.step() {
+                let id = Int(statement.integer(at: 0))
+                guard let fact = table.facts[id], filter.keeps(fact) else { continue }
+                matches.append(Match(id: id, score: statement.real(at: 1), fact: fact))
+            }
+        } else if !matchesNothing {
+            for (id, fact) in table.facts where filter.keeps(fact) {
+                matches.append(Match(id: id, score: 0, fact: fact))
+            }
+        }
+        var counted: [SearchFacet: FacetCounts] = [:]
+        for facet in search.facets { counted[facet] = Self.counts(of: facet, in: matches, table: table) }
+        let ids: [Int]
+        switch search.order {
+        case .title, .titleDescending:
+            ids = try titlePage(on: connection, total: matches.count)
+        default:
+            ids = Self.page(
+                of: &matches, order: search.order, words: match != nil, offset: search.offset, limit: search.limit)
+        }
+        return LocalSearchPage(total: matches.count, ids: ids, facets: counted, indexed: table.facts.count)
+    }
+
+    /// A match: its object, its bm25 score (lower is better; 0 without words) and its facts.
+    struct Match {
+        var id: Int
+        var score: Double
+        var fact: SearchFacts.Fact
+    }
+
+    /// The filters as tests of a record's facts.
+    private struct FactFilter {
+        var required: UInt8 = 0
+        var refused: UInt8 = 0
+        var departments: Set<Int32>?
+        var classifications: Set<Int32>?
+        var dateBegin: Int32?
+        var dateEnd: Int32?
+
+        init(_ search: LocalSearch, table: SearchFacts.Table) {
+            for (flag, bit) in [
+                (search.isHighlight, SearchFacts.Fact.highlight), (search.isOnView, SearchFacts.Fact.onView),
+                (search.hasImage, SearchFacts.Fact.image), (search.isPublicDomain, SearchFacts.Fact.publicDomain),
+            ] {
+                guard let flag else { continue }
+                if flag { required |= bit } else { refused |= bit }
+            }
+            departments = search.departments.map { Set($0.compactMap { table.codes[$0] }) }
+            classifications = search.classifications.map { Set($0.compactMap { table.codes[$0] }) }
+            dateBegin = search.dateBegin.map { Int32(clamping: $0) }
+            dateEnd = search.dateEnd.map { Int32(clamping: $0) }
+        }
+
+        func keeps(_ fact: SearchFacts.Fact) -> Bool {
+            guard fact.flags & required == required, fact.flags & refused == 0 else { return false }
+            if let departments, !departments.contains(fact.department) { return false }
+            if let classifications, !classifications.contains(fact.classification) { return false }
+            if let dateBegin, fact.begin == .min || fact.begin < dateBegin { return false }
+            if let dateEnd, fact.end == .min || fact.end > dateEnd { return false }
+            return true
         }
     }
 
-    /// Runs the query on `connection` (a reader's).
-    func run(on connection: SQLiteConnection) throws(SQLiteError) -> LocalSearchPage {
-        try connection.execute("BEGIN")
-        defer { try? connection.execute("COMMIT") }
-        let indexed = Int(try connection.integer("SELECT count(*) FROM search_facts"))
-        let count = try connection.prepare("SELECT count(*) FROM \(from)\(conditions)")
-        try count.bind(parameters)
-        let total = try count.step() ? Int(count.integer(at: 0)) : 0
-        count.reset()
-
-        var ids: [Int] = []
-        if total > search.offset {
-            let page = try connection.prepare(
-                "SELECT f.object_id FROM \(from)\(conditions) ORDER BY \(order) LIMIT \(search.limit) OFFSET \(search.offset)"
-            )
-            try page.bind(parameters)
-            while try page.step() { ids.append(Int(page.integer(at: 0))) }
-        }
-
-        var facets: [SearchFacet: FacetCounts] = [:]
-        for facet in search.facets {
-            let column = Self.column(of: facet)
-            let statement = try connection.prepare(
-                "SELECT f.\(column), count(*) AS n FROM \(from)\(conditions) GROUP BY f.\(column) "
-                    + "ORDER BY n DESC, f.\(column) LIMIT \(FacetCounts.maxValues)")
-            try statement.bind(parameters)
-            var values: [FacetCount] = []
-            while try statement.step() {
-                let value: FacetCount.Value
-                switch facet {
-                case _ where statement.optionalText(at: 0) == nil:
-                    value = .none
-                case .department, .classification: value = .text(statement.text(at: 0))
-                case .century: value = .integer(Int(statement.integer(at: 0)))
-                case .isPublicDomain, .hasImage: value = .bool(statement.integer(at: 0) != 0)
-                }
-                values.append(FacetCount(value: value, count: Int(statement.integer(at: 1))))
+    /// `matches` ordered by `order` (ties by ID), then the page at `offset`.
+    private static func page(
+        of matches: inout [Match], order: LocalSearch.Order, words: Bool, offset: Int, limit: Int
+    ) -> [Int] {
+        guard offset < matches.count else { return [] }
+        func dates(_ fact: SearchFacts.Fact) -> (Bool, Int32, Int32) { (fact.begin == .min, fact.begin, fact.end) }
+        switch order {
+        case .relevance where words: matches.sort { ($0.score, $0.id) < ($1.score, $1.id) }
+        case .relevance, .id, .title, .titleDescending: matches.sort { $0.id < $1.id }
+        case .idDescending: matches.sort { $0.id > $1.id }
+        case .date:
+            matches.sort {
+                let (a, b) = (dates($0.fact), dates($1.fact))
+                return (a.0 ? 1 : 0, a.1, a.2, $0.id) < (b.0 ? 1 : 0, b.1, b.2, $1.id)
             }
-            facets[facet] = FacetCounts(values: values, others: total - values.reduce(0) { $0 + $1.count })
+        case .dateDescending:
+            matches.sort {
+                let (a, b) = (dates($0.fact), dates($1.fact))
+                if a.0 != b.0 { return b.0 }
+                return (a.1, a.2, $0.id) > (b.1, b.2, $1.id)
+            }
         }
-        return LocalSearchPage(total: total, ids: ids, facets: facets, indexed: indexed)
+        return matches[offset..<min(matches.count, offset + limit)].map(\.id)
+    }
+
+    /// The counts of `facet` over `matches`: most frequent first, then by value (none first), as
+    /// SQL orders them.
+    private static func counts(of facet: SearchFacet, in matches: [Match], table: SearchFacts.Table) -> FacetCounts {
+        var counts: [Int32: Int] = [:]
+        for match in matches {
+            let key: Int32
+            switch facet {
+            case .department: key = match.fact.department
+            case .classification: key = match.fact.classification
+            case .century: key = match.fact.century == .min ? Int32.min : Int32(match.fact.century)
+            case .isPublicDomain: key = match.fact.flags & SearchFacts.Fact.publicDomain != 0 ? 1 : 0
+            case .hasImage: key = match.fact.flags & SearchFacts.Fact.image != 0 ? 1 : 0
+            }
+            counts[key, default: 0] += 1
+        }
+        func value(_ key: Int32) -> FacetCount.Value {
+            switch facet {
+            case .department, .classification: key < 0 ? .none : .text(table.names[Int(key)])
+            case .century: key == Int32.min ? .none : .integer(Int(key))
+            case .isPublicDomain, .hasImage: .bool(key != 0)
+            }
+        }
+        func before(_ a: FacetCount.Value, _ b: FacetCount.Value) -> Bool {
+            switch (a, b) {
+            case (.none, .none): false
+            case (.none, _): true
+            case (_, .none): false
+            case (.text(let x), .text(let y)): Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8))
+            case (.integer(let x), .integer(let y)): x < y
+            case (.bool(let x), .bool(let y)): !x && y
+            default: false
+            }
+        }
+        let values = counts.map { FacetCount(value: value($0.key), count: $0.value) }.sorted {
+            $0.count != $1.count ? $0.count > $1.count : before($0.value, $1.value)
+        }
+        let listed = Array(values.prefix(FacetCounts.maxValues))
+        return FacetCounts(values: listed, others: matches.count - listed.reduce(0) { $0 + $1.count })
+    }
+
+    /// The page of a title order, from SQL (titles are not kept in memory).
+    private func titlePage(on connection: SQLiteConnection, total: Int) throws(SQLiteError) -> [Int] {
+        guard total > search.offset else { return [] }
+        let page = try connection.prepare(
+            "SELECT f.object_id FROM \(from)\(conditions) ORDER BY \(order) LIMIT \(search.limit) OFFSET \(search.offset)"
+        )
+        try page.bind(parameters)
+        var ids: [Int] = []
+        while try page.step() { ids.append(Int(page.integer(at: 0))) }
+        return ids
+    }
+
+    /// Every row of `search_facts`.
+    private static func rows(on connection: SQLiteConnection) throws(SQLiteError) -> [(Int, SearchFacts.Row)] {
+        let statement = try connection.prepare(
+            """
+            SELECT object_id, department, classification, century, is_highlight, is_on_view, has_image,
+                is_public_domain, begin_date, end_date FROM search_facts
+            """)
+        var rows: [(Int, SearchFacts.Row)] = []
+        func integer(_ column: Int32) -> Int? {
+            statement.isNull(at: column) ? nil : Int(statement.integer(at: column))
+        }
+        while try statement.step() {
+            rows.append(
+                (
+                    Int(statement.integer(at: 0)),
+                    SearchFacts.Row(
+                        department: statement.optionalText(at: 1), classification: statement.optionalText(at: 2),
+                        century: integer(3), isHighlight: statement.integer(at: 4) != 0,
+                        isOnView: statement.integer(at: 5) != 0, hasImage: statement.integer(at: 6) != 0,
+                        isPublicDomain: statement.integer(at: 7) != 0, begin: integer(8), end: integer(9))
+                ))
+        }
+        return rows
     }
 }

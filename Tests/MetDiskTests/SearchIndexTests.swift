@@ -238,6 +238,38 @@ struct SearchIndexTests {
         #expect(try Self.ids(disk) { $0.departments = ["Asian Art"] } == [2])
     }
 
+    /// The facts a search reads from memory follow the file: what this tier's writer changes, and
+    /// what another process's writer (another tier on the same directory) changes.
+    @Test func theFactsInMemoryFollowThisWriterAndAnother() throws {
+        let directory = TemporaryDirectory()
+        let server = try Self.open(directory)
+        defer { server.close() }
+        let other = try DiskCacheTests.open(directory)
+        defer { other.close() }
+        #expect(try Self.ids(server) { $0.departments = ["Asian Art"] } == [2])
+        #expect(try Self.ids(other) { $0.departments = ["Asian Art"] } == [2])
+        // This writer: its copy is brought along; the other tier's is loaded again.
+        server.store(Self.record(6, ["title": "Ewer", "department": "Asian Art", "isHighlight": true]))
+        server.flush()
+        #expect(try Self.ids(server) { $0.departments = ["Asian Art"] } == [2, 6])
+        #expect(
+            try Self.ids(other) {
+                $0.departments = ["Asian Art"]
+                $0.isHighlight = true
+            } == [6])
+        // The other writer: a change and a withdrawal.
+        other.store(Self.record(6, storedAt: 1_500, ["title": "Ewer", "department": "Islamic Art"]))
+        other.store(Self.withdrawn(2))
+        other.flush()
+        #expect(try Self.ids(server) { $0.departments = ["Asian Art"] } == [])
+        var search = LocalSearch()
+        search.facets = [.department]
+        let page = try #require(try server.search(search))
+        #expect(page.indexed == 5 && page.total == 5)
+        #expect(page.facets[.department]?.values.first == FacetCount(value: .text("European Paintings"), count: 3))
+        #expect(try Self.ids(other) { $0.departments = ["Islamic Art"] } == [6])
+    }
+
     @Test func evictedRecordsLeaveTheIndex() throws {
         let directory = TemporaryDirectory()
         // Room for about ten of these records.
