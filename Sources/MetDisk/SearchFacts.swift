@@ -26,6 +26,8 @@ final class SearchFacts: Sendable {
         static let onView: UInt8 = 2
         static let image: UInt8 = 4
         static let publicDomain: UInt8 = 8
+        /// Marks a slot of `Table`'s array that holds a record's facts.
+        static let present: UInt8 = 128
     }
 
     /// A record's facts as the table holds them (names, not codes).
@@ -41,10 +43,15 @@ final class SearchFacts: Sendable {
         var end: Int?
     }
 
-    /// The facts of one version of the index.
+    /// The facts of one version of the index: in an array by object ID (a lookup per match is an
+    /// index, not a hash: a dictionary's took 9 % of a search), and past `denseLimit` (no Met ID
+    /// is near it; a forged one must not grow the array) in a dictionary.
     struct Table: Sendable {
         var version: Int64
-        var facts: [Int: Fact] = [:]
+        private var dense: [Fact] = []
+        private var sparse: [Int: Fact] = [:]
+        /// The records indexed.
+        private(set) var count = 0
         /// Department and classification names, by code.
         var names: [String] = []
         var codes: [String: Int32] = [:]
@@ -58,9 +65,52 @@ final class SearchFacts: Sendable {
             return code
         }
 
+        /// The IDs below it are kept in the array.
+        static let denseLimit = 4_000_000
+
+        init(version: Int64) {
+            self.version = version
+        }
+
+        /// Object `id`'s facts, when it is indexed.
+        subscript(id: Int) -> Fact? {
+            if id >= 0 && id < dense.count {
+                let fact = dense[id]
+                return fact.flags & Fact.present != 0 ? fact : nil
+            }
+            return id >= Self.denseLimit ? sparse[id] : nil
+        }
+
+        /// Calls `body` with every record's ID and facts, by ID (the array's), then the rest.
+        func forEach(_ body: (Int, Fact) -> Void) {
+            for (id, fact) in dense.enumerated() where fact.flags & Fact.present != 0 { body(id, fact) }
+            for (id, fact) in sparse { body(id, fact) }
+        }
+
+        mutating func removeAll() {
+            dense.removeAll()
+            sparse.removeAll()
+            count = 0
+        }
+
+        private mutating func store(_ id: Int, _ fact: Fact?) {
+            if self[id] != nil { count -= 1 }
+            if fact != nil { count += 1 }
+            guard id >= 0 && id < Self.denseLimit else {
+                sparse[id] = fact
+                return
+            }
+            if id >= dense.count {
+                guard fact != nil else { return }
+                dense.append(
+                    contentsOf: repeatElement(Fact(), count: min(Self.denseLimit, (id + 4_096) & ~4_095) - dense.count))
+            }
+            dense[id] = fact ?? Fact()
+        }
+
         mutating func set(_ id: Int, _ row: Row?) {
             guard let row else {
-                facts[id] = nil
+                store(id, nil)
                 return
             }
             var fact = Fact()
@@ -68,11 +118,11 @@ final class SearchFacts: Sendable {
             fact.classification = code(row.classification)
             fact.century = row.century.map { Int16(clamping: $0) } ?? .min
             fact.flags =
-                (row.isHighlight ? Fact.highlight : 0) | (row.isOnView ? Fact.onView : 0)
+                Fact.present | (row.isHighlight ? Fact.highlight : 0) | (row.isOnView ? Fact.onView : 0)
                 | (row.hasImage ? Fact.image : 0) | (row.isPublicDomain ? Fact.publicDomain : 0)
             fact.begin = row.begin.map { Int32(clamping: $0) } ?? .min
             fact.end = row.end.map { Int32(clamping: $0) } ?? .min
-            facts[id] = fact
+            store(id, fact)
         }
     }
 
@@ -83,7 +133,6 @@ final class SearchFacts: Sendable {
     func table(at version: Int64, load: () throws(SQLiteError) -> [(Int, Row)]) throws(SQLiteError) -> Table {
         if let held = table.withLock({ $0 }), held.version == version { return held }
         var loaded = Table(version: version)
-        loaded.facts.reserveCapacity(1_024)
         for (id, row) in try load() { loaded.set(id, row) }
         table.withLock { held in
             // Never back to an older version than a writer brought it to meanwhile.
@@ -99,7 +148,7 @@ final class SearchFacts: Sendable {
         table.withLock { held in
             guard var copy = held, copy.version == version - 1 else { return }
             held = nil  // One copy, not two, while it changes.
-            if cleared { copy.facts.removeAll() }
+            if cleared { copy.removeAll() }
             for (id, row) in changes { copy.set(id, row) }
             copy.version = version
             held = copy

@@ -27,6 +27,9 @@ final class SearchIndex {
             WHERE type = 'table' AND name IN ('search_text', 'search_facts', 'search_version')
             """)
         guard present < 3 else { return }
+        // Records stored before the index was made are indexed by a build; tables added to an
+        // index that exists need none.
+        let made = try connection.integer("SELECT count(*) FROM sqlite_schema WHERE name = 'search_text'") > 0
         try connection.execute("BEGIN IMMEDIATE")
         do {
             try connection.execute(
@@ -38,7 +41,8 @@ final class SearchIndex {
                     is_highlight INTEGER NOT NULL, is_on_view INTEGER NOT NULL, has_image INTEGER NOT NULL,
                     is_public_domain INTEGER NOT NULL, begin_date INTEGER, end_date INTEGER, sort_title TEXT);
                 CREATE TABLE IF NOT EXISTS search_build (id INTEGER PRIMARY KEY CHECK (id = 1), through INTEGER NOT NULL);
-                INSERT OR IGNORE INTO search_build (id, through) SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM entries);
+                INSERT OR IGNORE INTO search_build (id, through)
+                    SELECT 1, 0 WHERE \(made ? "0" : "EXISTS (SELECT 1 FROM entries)");
                 CREATE TABLE IF NOT EXISTS search_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
                 INSERT OR IGNORE INTO search_version (id, version) VALUES (1, 1);
                 COMMIT;

@@ -108,12 +108,12 @@ struct SearchIndexQuery {
             try statement.bind(.text(match))
             while try statement.step() {
                 let id = Int(statement.integer(at: 0))
-                guard let fact = table.facts[id], filter.keeps(fact) else { continue }
+                guard let fact = table[id], filter.keeps(fact) else { continue }
                 matches.append(Match(id: id, score: statement.real(at: 1), fact: fact))
             }
         } else if !matchesNothing {
-            for (id, fact) in table.facts where filter.keeps(fact) {
-                matches.append(Match(id: id, score: 0, fact: fact))
+            table.forEach { id, fact in
+                if filter.keeps(fact) { matches.append(Match(id: id, score: 0, fact: fact)) }
             }
         }
         var counted: [SearchFacet: FacetCounts] = [:]
@@ -126,7 +126,7 @@ struct SearchIndexQuery {
             ids = Self.page(
                 of: &matches, order: search.order, words: match != nil, offset: search.offset, limit: search.limit)
         }
-        return LocalSearchPage(total: matches.count, ids: ids, facets: counted, indexed: table.facts.count)
+        return LocalSearchPage(total: matches.count, ids: ids, facets: counted, indexed: table.count)
     }
 
     /// A match: its object, its bm25 score (lower is better; 0 without words) and its facts.
