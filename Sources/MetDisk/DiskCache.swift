@@ -23,6 +23,8 @@ public final class DiskCache: PersistentTier {
     private let writer: DiskWriter
     /// The search index's facts in memory, shared by the writer and the searches.
     private let facts = SearchFacts()
+    /// Local searches worked out, for their next pages and repeats.
+    private let searchResults = SearchResultCache()
     /// Reader connections not in use; a read takes one, or opens one when none is free.
     private let idleReaders = Locked<[Reader]>([])
     /// Reader connections for local search, with a page cache of their own (`searchCacheKiB`).
@@ -234,7 +236,7 @@ public final class DiskCache: PersistentTier {
         let idle = idleSearchers.withLock { $0.popLast() }
         let searcher = try idle ?? Reader(path: path, cacheKiB: Self.searchCacheKiB)
         defer { idleSearchers.withLock { $0.append(searcher) } }
-        return try SearchIndexQuery(search).run(on: searcher.connection, facts: facts)
+        return try SearchIndexQuery(search).run(on: searcher.connection, facts: facts, results: searchResults)
     }
 
     /// Empties the search index and builds it again from every object record stored, between

@@ -82,7 +82,7 @@ final class SearchFacts: Sendable {
         }
 
         /// Calls `body` with every record's ID and facts, by ID (the array's), then the rest.
-        func forEach(_ body: (Int, Fact) -> Void) {
+        func visit(_ body: (Int, Fact) -> Void) {
             for (id, fact) in dense.enumerated() where fact.flags & Fact.present != 0 { body(id, fact) }
             for (id, fact) in sparse { body(id, fact) }
         }

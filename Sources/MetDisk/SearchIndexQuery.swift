@@ -94,11 +94,20 @@ struct SearchIndexQuery {
     }
 
     /// Runs the query on `connection` (a reader's), with the facts of `facts` (loaded again in
-    /// this transaction when they are not of the file's version).
-    func run(on connection: SQLiteConnection, facts: SearchFacts) throws(SQLiteError) -> LocalSearchPage {
+    /// this transaction when they are not of the file's version), or reads its result from
+    /// `results` when the same search was worked out at this version.
+    func run(on connection: SQLiteConnection, facts: SearchFacts, results: SearchResultCache) throws(SQLiteError)
+        -> LocalSearchPage
+    {
         try connection.execute("BEGIN")
         defer { try? connection.execute("COMMIT") }
         let version = try connection.integer("SELECT version FROM search_version WHERE id = 1")
+        let titled = search.order == .title || search.order == .titleDescending
+        if !titled, let kept = results.result(of: search, at: version) {
+            return LocalSearchPage(
+                total: kept.ids.count, ids: Self.slice(kept.ids, offset: search.offset, limit: search.limit),
+                facets: kept.facets, indexed: kept.indexed)
+        }
         let table = try facts.table(at: version) { () throws(SQLiteError) in try Self.rows(on: connection) }
         let filter = FactFilter(search, table: table)
         var matches: [Match] = []
@@ -112,21 +121,28 @@ struct SearchIndexQuery {
                 matches.append(Match(id: id, score: statement.real(at: 1), fact: fact))
             }
         } else if !matchesNothing {
-            table.forEach { id, fact in
+            table.visit { id, fact in
                 if filter.keeps(fact) { matches.append(Match(id: id, score: 0, fact: fact)) }
             }
         }
         var counted: [SearchFacet: FacetCounts] = [:]
         for facet in search.facets { counted[facet] = Self.counts(of: facet, in: matches, table: table) }
-        let ids: [Int]
-        switch search.order {
-        case .title, .titleDescending:
-            ids = try titlePage(on: connection, total: matches.count)
-        default:
-            ids = Self.page(
-                of: &matches, order: search.order, words: match != nil, offset: search.offset, limit: search.limit)
+        guard !titled else {
+            return LocalSearchPage(
+                total: matches.count, ids: try titlePage(on: connection, total: matches.count), facets: counted,
+                indexed: table.count)
         }
-        return LocalSearchPage(total: matches.count, ids: ids, facets: counted, indexed: table.count)
+        Self.sort(&matches, order: search.order, words: match != nil)
+        let ordered = matches.map(\.id)
+        results.keep(.init(ids: ordered, facets: counted, indexed: table.count), of: search, at: version)
+        return LocalSearchPage(
+            total: ordered.count, ids: Self.slice(ordered, offset: search.offset, limit: search.limit),
+            facets: counted, indexed: table.count)
+    }
+
+    private static func slice(_ ids: [Int], offset: Int, limit: Int) -> [Int] {
+        guard offset < ids.count else { return [] }
+        return Array(ids[offset..<min(ids.count, offset + limit)])
     }
 
     /// A match: its object, its bm25 score (lower is better; 0 without words) and its facts.
@@ -169,11 +185,8 @@ struct SearchIndexQuery {
         }
     }
 
-    /// `matches` ordered by `order` (ties by ID), then the page at `offset`.
-    private static func page(
-        of matches: inout [Match], order: LocalSearch.Order, words: Bool, offset: Int, limit: Int
-    ) -> [Int] {
-        guard offset < matches.count else { return [] }
+    /// `matches` ordered by `order` (ties by ID); title orders are SQL's.
+    private static func sort(_ matches: inout [Match], order: LocalSearch.Order, words: Bool) {
         func dates(_ fact: SearchFacts.Fact) -> (Bool, Int32, Int32) { (fact.begin == .min, fact.begin, fact.end) }
         switch order {
         case .relevance where words: matches.sort { ($0.score, $0.id) < ($1.score, $1.id) }
@@ -191,7 +204,6 @@ struct SearchIndexQuery {
                 return (a.1, a.2, $0.id) > (b.1, b.2, $1.id)
             }
         }
-        return matches[offset..<min(matches.count, offset + limit)].map(\.id)
     }
 
     /// The counts of `facet` over `matches`: most frequent first, then by value (none first), as

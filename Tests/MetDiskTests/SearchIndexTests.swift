@@ -270,6 +270,37 @@ struct SearchIndexTests {
         #expect(try Self.ids(other) { $0.departments = ["Islamic Art"] } == [6])
     }
 
+    /// Results kept for their pages and repeats: of one version of the index only, the oldest
+    /// going first past the bound.
+    @Test func resultsAreKeptForOneVersionWithinABound() {
+        let cache = SearchResultCache()
+        var search = LocalSearch()
+        search.words = ["a"]
+        let result = SearchResultCache.Result(
+            ids: Array(1...(SearchResultCache.maxIDs / 4)), facets: [:], indexed: 9)
+        cache.keep(result, of: search, at: 2)
+        search.offset = 40
+        #expect(cache.result(of: search, at: 2)?.ids.count == SearchResultCache.maxIDs / 4)
+        #expect(cache.result(of: search, at: 3) == nil)
+        for word in ["b", "c", "d", "e"] {
+            var other = LocalSearch()
+            other.words = [word]
+            cache.keep(result, of: other, at: 2)
+        }
+        #expect(cache.result(of: search, at: 2) == nil)
+        var last = LocalSearch()
+        last.words = ["e"]
+        #expect(cache.result(of: last, at: 2) != nil)
+        // An older version is never kept over a newer one, and a newer one drops the rest.
+        cache.keep(result, of: search, at: 1)
+        #expect(cache.result(of: search, at: 1) == nil)
+        cache.keep(.init(ids: [7], facets: [:], indexed: 1), of: search, at: 3)
+        #expect(cache.result(of: last, at: 2) == nil && cache.result(of: search, at: 3)?.ids == [7])
+        // Too large a result to keep.
+        cache.keep(.init(ids: Array(0...(SearchResultCache.maxIDs / 4)), facets: [:], indexed: 1), of: last, at: 3)
+        #expect(cache.result(of: last, at: 3) == nil)
+    }
+
     @Test func evictedRecordsLeaveTheIndex() throws {
         let directory = TemporaryDirectory()
         // Room for about ten of these records.

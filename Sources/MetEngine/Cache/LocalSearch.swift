@@ -4,7 +4,7 @@
 /// Words match whole words of the text and words they begin ("cypress" finds "Cypresses"), case
 /// and diacritics aside; every word must match (in any of `columns`). The Met matches substrings
 /// of a whole `q`: the two agree on whole words.
-public struct LocalSearch: Sendable, Equatable {
+public struct LocalSearch: Sendable, Hashable {
     /// The order of the results; every order ends with the object ID, so pages are stable.
     public enum Order: String, Sendable, CaseIterable {
         /// Best match first (bm25; a title match weighs most), then by ID. By ID without words.
