@@ -531,6 +531,61 @@ class SlowAndFailingUpstreamTests(ExplorerTestCase):
         wait_until(lambda: self.state() in ("loading", "results"), timeout=15)
 
 
+class LocalCopyTests(ExplorerTestCase):
+    """Searching this server's copy (`source=local`): by filters alone, with facets that narrow
+    the search, and standing in for the Met's search when the Met cannot answer."""
+
+    def fill(self, ids):
+        """Caches the records of `ids`, and waits until the server's index holds them."""
+        self.api(f"/objects?ids={','.join(map(str, ids))}&wait=30000")
+        wait_until(lambda: self.api("/search?source=local&limit=1&hasImages=false")["indexed"] >= len(ids),
+                   message="the index never held the records cached")
+        return ids
+
+    def test_this_servers_copy_is_searched_by_filters_with_facets_that_narrow(self):
+        self.start()
+        held = self.fill(sorted(int(path.stem) for path in (ROOT / "Fixtures/public/collection/v1/objects").glob("*.json")))
+        self.open("/")
+        self.search("", local=True)
+        self.wait_for_state("results")
+        status = self.by_id("status")
+        self.assertEqual(status.get_attribute("data-source"), "local")
+        self.assertIn(f"Searching this server’s copy ({len(held)} records).", self.by_id("status-detail").text)
+        everything = self.api("/search?source=local&limit=100")
+        self.assertEqual(sorted(self.card_ids()), sorted(record["objectID"] for record in everything["objects"]))
+        self.assertIn("source=local", self.driver.current_url)
+        self.screenshot("13-local-copy")
+
+        buttons = self.driver.find_elements(By.CSS_SELECTOR, '#facets button[data-facet="department"]')
+        self.assertTrue(buttons, "no department to narrow to")
+        buttons[0].click()
+        self.wait_for_results_of("departmentId=")
+        department = re.search(r"departmentId=(\d+)", self.driver.current_url).group(1)
+        narrowed = self.api(f"/search?source=local&limit=100&departmentId={department}")
+        self.assertEqual(self.card_ids(), [record["objectID"] for record in narrowed["objects"]])
+        self.assertLess(len(narrowed["objects"]), len(everything["objects"]))
+        # The counts are the server's: the facet's first value is the department narrowed to.
+        counts = self.driver.find_elements(By.CSS_SELECTOR, '#facets button[data-facet="department"] .count')
+        self.assertEqual(counts[0].text, str(narrowed["total"]))
+
+    def test_a_search_the_met_cannot_answer_comes_from_this_servers_copy(self):
+        # The two records cost 2 requests and the page's departments 1; the 4th, the search below,
+        # is blocked, and so are the thumbnails (the image host is behind the same firewall here).
+        self.allowed_errors = [r"/images/.* 503"]
+        self.start(fake=["--block-after", "3", "--block-seconds", "60"], themet=UNPACED + ["--upstream-retries", "0"])
+        held = self.fill([436535, 437980])
+        self.open("/")
+        wait_until(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "#departmentId option")) > 1)
+        self.search("wheat")
+        self.wait_for_state("results")
+        self.assertEqual(self.card_ids(), [436535])
+        self.assertEqual(self.by_id("status").get_attribute("data-source"), "local")
+        self.assertIn(f"The Met could not answer: these come from this server’s copy ({len(held)} records).",
+                      self.by_id("status-detail").text)
+        self.assertTrue(self.by_id("facets").get_attribute("hidden"))
+        self.screenshot("14-local-fallback")
+
+
 class WidgetTests(ExplorerTestCase):
     def test_the_widget_preview_shows_both_families_and_taps_through(self):
         self.start()

@@ -15,6 +15,7 @@ from ..nginx import start_nginx
 from ..workload import FILL_CONNECTIONS, object_paths
 from ..wrk import WrkResult, run_wrk
 from .disk_tier import spread_case
+from .local_search import benchmark_local_search
 from .snapshots import benchmark_snapshots
 
 # About the Met's open-access collection (490,000 records), as the issue that asked for it says.
@@ -28,7 +29,8 @@ def benchmark_collection(supervisor: Supervisor, bins: Path, fixtures: Path, rec
                          arguments: argparse.Namespace, problems: list[str]) -> list[Table]:
     """Caches ids 1..`records` in a themet with the default memory tier and in an nginx (the fill,
     timed), then hits over all of them, uniformly, on both, interleaved; then themet's RSS; then
-    a snapshot of themet's cache exported while it serves, and imported (`benchmark_snapshots`)."""
+    local search over what themet holds, and its reindex (`benchmark_local_search`); then a
+    snapshot of themet's cache exported while it serves, and imported (`benchmark_snapshots`)."""
     fake = start_fake(supervisor, bins, fixtures, synthetic=records)
     themet, themet_port = start_themet(supervisor, bins, fake, extra=COLLECTION_FLAGS)
     nginx, nginx_port = start_nginx(supervisor, fake)
@@ -94,6 +96,7 @@ def benchmark_collection(supervisor: Supervisor, bins: Path, fixtures: Path, rec
         ["disk rows / MiB", f"{cache['disk']['entries']:,} / {mib(cache['disk']['bytes'] or 0)}"],
     ]
     supervisor.stop(nginx)
+    local_search = benchmark_local_search(bins, themet, themet_port, records, arguments, problems)
     snapshots = benchmark_snapshots(supervisor, bins, themet, themet_port, records, arguments, problems)
     supervisor.stop(themet)
-    return [fill, hits, memory, snapshots]
+    return [fill, hits, memory, local_search, snapshots]

@@ -20,6 +20,9 @@ const MAX_POLL_MS = 8000;
 const GIVE_UP_AFTER = 5;
 /** The parameters of /search the explorer passes on from its hash. */
 const SEARCH_PARAMETERS = ['q', 'hasImages', 'isHighlight', 'isOnView', 'departmentId', 'dateBegin', 'dateEnd', 'sort'];
+/** The facets a search of this server's copy counts, in the order shown. */
+const FACETS = ['department', 'century', 'classification', 'isPublicDomain'];
+const FACET_NAMES = { department: 'Department', century: 'Century', classification: 'Classification', isPublicDomain: 'Public domain' };
 /** A picture of the Met's image host in a shape this server serves at /images/ (the rest of the
  * URL is the path it keeps); pictures come only from this server (so says the
  * Content-Security-Policy). */
@@ -54,6 +57,12 @@ const search = {
   busy: false,
   /** The query, for the status lines. */
   words: '',
+  /** Whether this server's copy was asked for (`source=local`). */
+  local: false,
+  /** Where the last page came from (`met` or `local`, which also answers when the Met cannot),
+   * and how many records the server's copy holds. */
+  source: 'met',
+  indexed: 0,
 };
 
 /** A failed request: a problem document (RFC 9457) or a network failure. */
@@ -190,7 +199,7 @@ function quoted(words) {
 
 /** The loading line: how many of the objects asked for have arrived. */
 function showProgress() {
-  setStatus('loading', `Searching for ${quoted(search.words)}…`, search.asked
+  setStatus('loading', `Searching for ${searched()}…`, search.asked
     ? `${search.arrived} of ${search.asked} objects arrived.`
     : 'Waiting for the list of matching objects.');
 }
@@ -210,7 +219,20 @@ function showResults() {
   const pending = search.cards.size - shown;
   const more = search.next ? 'Scroll down for more.' : 'That is all.';
   const detail = pending ? `${pending} did not arrive in time: open one to try again. ${more}` : more;
-  setStatus('results', `${FORMAT.format(search.total)} result${search.total === 1 ? '' : 's'} for ${quoted(search.words)}; ${shown} shown.`, detail);
+  setStatus('results', `${FORMAT.format(search.total)} result${search.total === 1 ? '' : 's'} for ${searched()}; ${shown} shown.`,
+    `${copyNote()}${detail}`);
+}
+
+/** What was searched for, for the status lines: the words, or the filters alone. */
+function searched() {
+  return search.words ? quoted(search.words) : 'the filters';
+}
+
+/** Where the results come from, when it is this server's copy: asked for, or standing in for the Met. */
+function copyNote() {
+  if (search.source !== 'local') return '';
+  const copy = `this server’s copy (${FORMAT.format(search.indexed)} record${search.indexed === 1 ? '' : 's'})`;
+  return search.local ? `Searching ${copy}. ` : `The Met could not answer: these come from ${copy}. `;
 }
 
 /**
@@ -295,6 +317,7 @@ function formParameters() {
   const parameters = new URLSearchParams();
   parameters.set('q', form.q.value.trim());
   if (!form.hasImages.checked) parameters.set('hasImages', 'false');
+  if (form.local.checked) parameters.set('source', 'local');
   if (form.isPublicDomain.checked) parameters.set('isPublicDomain', 'true');
   if (form.isHighlight.checked) parameters.set('isHighlight', 'true');
   if (form.isOnView.checked) parameters.set('isOnView', 'true');
@@ -313,6 +336,7 @@ function fillForm(parameters) {
   const form = $('search-form');
   form.q.value = parameters.get('q') || '';
   form.hasImages.checked = parameters.get('hasImages') !== 'false';
+  form.local.checked = parameters.get('source') === 'local';
   form.isPublicDomain.checked = parameters.get('isPublicDomain') === 'true';
   form.isHighlight.checked = parameters.get('isHighlight') === 'true';
   form.isOnView.checked = parameters.get('isOnView') === 'true';
@@ -348,15 +372,82 @@ function checkYears() {
 }
 
 /** The /search URL of the first page of the hash's search: its search parameters only (the
- * public-domain filter is the explorer's own: the Met's search has none). */
+ * public-domain filter is the explorer's own: the Met's search has none). This server's copy
+ * (`source=local`) filters by public domain itself, and counts the facets. */
 function searchURL(parameters) {
   const api = new URLSearchParams();
   for (const name of SEARCH_PARAMETERS) {
     if (parameters.has(name)) api.set(name, parameters.get(name));
   }
+  if (parameters.get('source') === 'local') {
+    api.set('source', 'local');
+    if (parameters.get('isPublicDomain') === 'true') api.set('isPublicDomain', 'true');
+    api.set('facets', FACETS.join(','));
+  }
   api.set('limit', String(PAGE_SIZE));
   api.set('wait', String(WAIT_MS));
   return `/search?${api}`;
+}
+
+/**
+ * The counts by facet of a search of this server's copy (null hides them). A value the form can
+ * filter by is a button that narrows the search to it: a department (by its ID), a century (as
+ * years), the public domain.
+ */
+function showFacets(facets) {
+  const panel = $('facets');
+  panel.replaceChildren();
+  panel.hidden = !facets;
+  if (!facets) return;
+  for (const name of FACETS) {
+    const facet = facets[name];
+    if (!facet || facet.values.length === 0) continue;
+    const section = element('section');
+    const heading = element('h3', null, FACET_NAMES[name]);
+    heading.id = `facet-${name}`;
+    const list = element('ul');
+    list.setAttribute('aria-labelledby', heading.id);
+    for (const bucket of facet.values.slice(0, 12)) {
+      const label = facetLabel(name, bucket);
+      const narrow = facetFilter(name, bucket);
+      const item = element('li');
+      const value = narrow ? element('button') : element('span', 'facet-value');
+      if (narrow) {
+        value.type = 'button';
+        value.title = `Only ${label}`;
+        value.addEventListener('click', () => {
+          const parameters = formParameters();
+          for (const [key, text] of Object.entries(narrow)) parameters.set(key, text);
+          location.hash = `#/search?${parameters}`;
+        });
+      }
+      value.dataset.facet = name;
+      value.append(clip(label), element('span', 'count', FORMAT.format(bucket.count)));
+      item.append(value);
+      list.append(item);
+    }
+    section.append(heading, list);
+    panel.append(section);
+  }
+}
+
+/** A facet value as shown. */
+function facetLabel(name, bucket) {
+  if (bucket.value === null) return 'None given';
+  if (name === 'century') return bucket.label;
+  if (name === 'isPublicDomain') return bucket.value ? 'Public domain' : 'Not public domain';
+  return String(bucket.value);
+}
+
+/** The hash parameters that narrow a search to a facet value, or null when the form cannot. */
+function facetFilter(name, bucket) {
+  if (name === 'department' && bucket.departmentId) return { departmentId: String(bucket.departmentId) };
+  if (name === 'century' && bucket.value !== null) {
+    const first = bucket.value > 0 ? (bucket.value - 1) * 100 + 1 : bucket.value * 100;
+    return { dateBegin: String(first), dateEnd: String(first + 99) };
+  }
+  if (name === 'isPublicDomain' && bucket.value === true) return { isPublicDomain: 'true' };
+  return null;
 }
 
 /** Starts the search the hash names, unless it is the one on screen. */
@@ -365,7 +456,7 @@ function showSearch(parameters) {
   const key = parameters.toString();
   if (key === search.key) return;
   fillForm(parameters);
-  if (!(parameters.get('q') || '').trim()) {
+  if (!(parameters.get('q') || '').trim() && parameters.get('source') !== 'local') {
     resetSearch();
     return;
   }
@@ -384,6 +475,10 @@ function resetSearch() {
   search.missing = 0;
   search.withoutImage = 0;
   search.hiddenNotPublicDomain = 0;
+  search.source = 'met';
+  search.indexed = 0;
+  delete $('status').dataset.source;
+  showFacets(null);
   search.cards.clear();
   search.hidden.clear();
   $('results').replaceChildren();
@@ -396,8 +491,10 @@ function startSearch(parameters) {
   resetSearch();
   search.key = parameters.toString();
   $('status').dataset.query = search.key;
-  search.words = parameters.get('q').trim();
-  search.publicDomainOnly = parameters.get('isPublicDomain') === 'true';
+  search.words = (parameters.get('q') || '').trim();
+  search.local = parameters.get('source') === 'local';
+  // This server's copy filters by public domain itself; the Met's search cannot, so the explorer does.
+  search.publicDomainOnly = !search.local && parameters.get('isPublicDomain') === 'true';
   const controller = new AbortController();
   search.controller = controller;
   loadPage(searchURL(parameters), controller);
@@ -429,12 +526,16 @@ async function loadPage(url, controller) {
         continue;
       }
       if (controller !== search.controller) return false;
+      search.source = page.source || 'met';
+      search.indexed = page.indexed || 0;
+      if (search.source === 'local') $('status').dataset.source = 'local';
+      if (page.facets) showFacets(page.facets);
       const before = search.arrived;
       counted = count(page, counted);
       showPage(page, own);
       search.total = page.total;
       if (page.total === 0) {
-        setStatus('empty', `Nothing found for ${quoted(search.words)}.`, 'Try other words, or fewer filters.');
+        setStatus('empty', `Nothing found for ${searched()}.`, `${copyNote()}Try other words, or fewer filters.`);
         finish(null);
         return true;
       }
@@ -1381,9 +1482,9 @@ function submitSearch(event) {
   event.preventDefault();
   if (!checkYears()) return;
   const parameters = formParameters();
-  if (!parameters.get('q')) {
+  if (!parameters.get('q') && parameters.get('source') !== 'local') {
     $('q').focus();
-    setStatus('idle', 'Type something to search for.', '');
+    setStatus('idle', 'Type something to search for.', 'Or tick “This server’s copy” to search what it holds by the filters alone.');
     return;
   }
   const hash = `#/search?${parameters}`;
