@@ -103,10 +103,11 @@ struct SearchIndexQuery {
         defer { try? connection.execute("COMMIT") }
         let version = try connection.integer("SELECT version FROM search_version WHERE id = 1")
         let titled = search.order == .title || search.order == .titleDescending
-        if !titled, let kept = results.result(of: search, at: version) {
+        for asked in [search.version, version].compactMap({ $0 }) where !titled {
+            guard let kept = results.result(of: search, at: asked) else { continue }
             return LocalSearchPage(
                 total: kept.ids.count, ids: Self.slice(kept.ids, offset: search.offset, limit: search.limit),
-                facets: kept.facets, indexed: kept.indexed)
+                facets: kept.facets, indexed: kept.indexed, version: asked)
         }
         let table = try facts.table(at: version) { () throws(SQLiteError) in try Self.rows(on: connection) }
         let filter = FactFilter(search, table: table)
@@ -130,14 +131,14 @@ struct SearchIndexQuery {
         guard !titled else {
             return LocalSearchPage(
                 total: matches.count, ids: try titlePage(on: connection, total: matches.count), facets: counted,
-                indexed: table.count)
+                indexed: table.count, version: version)
         }
         Self.sort(&matches, order: search.order, words: match != nil)
         let ordered = matches.map(\.id)
         results.keep(.init(ids: ordered, facets: counted, indexed: table.count), of: search, at: version)
         return LocalSearchPage(
             total: ordered.count, ids: Self.slice(ordered, offset: search.offset, limit: search.limit),
-            facets: counted, indexed: table.count)
+            facets: counted, indexed: table.count, version: version)
     }
 
     private static func slice(_ ids: [Int], offset: Int, limit: Int) -> [Int] {

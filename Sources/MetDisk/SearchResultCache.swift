@@ -4,8 +4,9 @@ import MetEngine
 /// (`search_version`): every match's ID in order, the total and the facets. Paging through a
 /// result, or asking the same search again, reads a slice here instead of matching the words and
 /// counting the facets again (a common word is thousands of matches, each with a bm25 score).
-/// A new version of the index makes every result older than it useless: they go as soon as one of
-/// the new version is kept. Bounded by the IDs kept; the oldest results go first. Any thread.
+/// Results of older versions stay while there is room: a client paging through one asks for its
+/// version (`LocalSearch.version`), so its pages stay of one result while the cache fills. Bounded
+/// by the IDs kept; the results kept longest go first. Any thread.
 final class SearchResultCache: Sendable {
     struct Result: Sendable {
         var ids: [Int]
@@ -23,7 +24,6 @@ final class SearchResultCache: Sendable {
         /// Keys, oldest first.
         var order: [Key] = []
         var ids = 0
-        var version: Int64 = 0
     }
 
     /// The most IDs kept in all (8 bytes each).
@@ -40,8 +40,6 @@ final class SearchResultCache: Sendable {
     func keep(_ result: Result, of search: LocalSearch, at version: Int64) {
         guard result.ids.count <= Self.maxIDs / 4 else { return }
         state.withLock { state in
-            guard version >= state.version else { return }
-            if version > state.version { state = State(version: version) }
             let key = Key(search: Self.whole(search), version: version)
             guard state.results[key] == nil else { return }
             while state.ids + result.ids.count > Self.maxIDs, !state.order.isEmpty {
@@ -56,7 +54,7 @@ final class SearchResultCache: Sendable {
 
     private static func whole(_ search: LocalSearch) -> LocalSearch {
         var whole = search
-        (whole.offset, whole.limit) = (0, 0)
+        (whole.offset, whole.limit, whole.version) = (0, 0, nil)
         return whole
     }
 }

@@ -125,6 +125,44 @@ struct LocalSearchTests {
         #expect(begins == begins.sorted() && begins.count == 100)
     }
 
+    /// A result's pages, followed by their `next` links, come from the result of the first page
+    /// while the cache fills beside them; a new search sees what was added.
+    @Test func pagesStayOfOneResultWhileTheCacheFills() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "3000"], themet: Self.unpaced)
+        func cache(_ ids: ClosedRange<Int>) async throws {
+            for start in stride(from: ids.lowerBound, through: ids.upperBound, by: 100) {
+                let batch = (start...min(ids.upperBound, start + 99)).map(String.init).joined(separator: ",")
+                #expect(try await servers.get("/objects?ids=\(batch)&wait=30000").status == 200)
+            }
+        }
+        try await cache(1...1_000)
+        try await servers.waitUntilIndexed(1_000)
+        let first = "/search?source=local&q=study&hasImages=false&limit=50&sort=-id"
+        // The fake Met withdraws a few of its synthetic records: what the index holds of the first 1,000.
+        let held = try #require(try await servers.get(first).json()["total"] as? Int)
+        #expect((990...1_000).contains(held))
+        var target: String? = first
+        var paged: [Int] = []
+        var filling: Task<Void, any Error>?
+        for _ in 0..<100 {
+            guard let path = target else { break }
+            let json = try await servers.get(path).json()
+            #expect(json["total"] as? Int == held, "\(path)")
+            paged += (json["objects"] as? [[String: Any]] ?? []).compactMap { $0["objectID"] as? Int }
+            target = json["next"] as? String
+            // The rest of the synthetic records are cached while the pages are read: half the
+            // pages are read after the index has changed.
+            if filling == nil { filling = Task { try await cache(1_001...3_000) } }
+            if paged.count == 500 { try await servers.waitUntilIndexed(held + 100) }
+        }
+        try await filling?.value
+        #expect(paged.count == held && paged == paged.sorted(by: >) && paged.first ?? 0 <= 1_000)
+        try await servers.waitUntilIndexed(held + 1_950)
+        let fresh = try await servers.get("/search?source=local&q=study&hasImages=false&limit=1").json()
+        #expect(fresh["total"] as? Int ?? 0 > held + 1_950)
+        #expect(try await servers.get("/search?source=local&q=study&at=x").status == 400)
+    }
+
     @Test func reindexRebuildsTheIndexWhileTheServerRuns() async throws {
         let (servers, ids) = try await Self.filled()
         let before = try await Self.localIDs("q=study&sort=title", from: servers)

@@ -69,7 +69,10 @@ struct LocalSearchHandler: Sendable {
         }
         let result = SearchResult(ids: page.ids, entries: entries, query: query, ordered: true)
         store.offer(result, from: query)
-        let next = query.offset + query.limit < page.total ? query.url(offset: query.offset + query.limit) : nil
+        // The next page from the same result (titles are ordered in SQL, at the index as it is).
+        var pinned = query
+        pinned.indexVersion = query.sort == .title || query.sort == .titleDescending ? nil : page.version
+        let next = query.offset + query.limit < page.total ? pinned.url(offset: query.offset + query.limit) : nil
         let body = result.body(query: query, total: page.total, next: next, local: page)
         let link = next.map { "<\($0)>; rel=\"next\"" }
         let rendered = renders.rendered("local|" + ETag.strong(for: body), gzip: true, link: link) {
@@ -129,6 +132,7 @@ struct LocalSearchHandler: Sendable {
             case .dateDescending: .dateDescending
             }
         (search.offset, search.limit, search.facets) = (query.offset, query.limit, query.facets)
+        search.version = query.indexVersion
         return search
     }
 }

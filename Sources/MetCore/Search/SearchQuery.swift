@@ -15,6 +15,9 @@ public struct SearchQuery: Sendable, Hashable {
     public var source: Source
     /// The facets to count (local search only), in the order asked.
     public var facets: [SearchFacet]
+    /// The version of the local index a result was worked out at (`at`, which a local page's `next`
+    /// carries), so that later pages come from the same result while the index changes.
+    public var indexVersion: Int64?
     /// The Met's filters by their own names, values normalised (`true`/`false`, plain integers),
     /// sorted by name. Always holds `hasImages` (default `true`).
     public var filters: [RequestTarget.QueryItem]
@@ -54,7 +57,7 @@ public struct SearchQuery: Sendable, Hashable {
     private static let sortedBooleanFilters = booleanFilters.sorted()
     private static let sortedTermFilters = termFilters.sorted()
     /// The parameters only `/search` itself takes, for local search.
-    static let localParameters: Set<String> = ["source", "facets", "isPublicDomain"]
+    static let localParameters: Set<String> = ["source", "facets", "isPublicDomain", "at"]
     /// Every parameter a search of the Met takes (`themet search` and `themet timeline` split
     /// their arguments by it).
     package static let parameters: Set<String> =
@@ -92,7 +95,7 @@ public struct SearchQuery: Sendable, Hashable {
             known: "/search takes q, the Met's filters (isHighlight, title, tags, isOnView, artistOrCulture, "
                 + "hasImages, departmentId, medium, geoLocation, dateBegin, dateEnd), offset, limit, sort, fields, "
                 + (allowingLocal
-                    ? "wait, store, source, and with source=local facets and isPublicDomain." : "wait and store."))
+                    ? "wait, store, source, and with source=local facets, isPublicDomain and at." : "wait and store."))
         func value(_ name: String) -> String? { target.value(of: name) }
 
         source = .met
@@ -138,6 +141,17 @@ public struct SearchQuery: Sendable, Hashable {
             filters.append(.init(name: name, value: String(flag)))
         }
         if value("hasImages") == nil { filters.append(.init(name: "hasImages", value: "true")) }
+        indexVersion = nil
+        if let text = value("at") {
+            guard source == .local, (1...18).contains(text.utf8.count),
+                text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let version = Int64(text)
+            else {
+                throw Problem(
+                    .invalidParameter, "at must be the version a local page's next link gives, with source=local.",
+                    parameter: "at")
+            }
+            indexVersion = version
+        }
         if let text = value("isPublicDomain") {
             guard source == .local else {
                 throw Problem(
@@ -250,6 +264,7 @@ public struct SearchQuery: Sendable, Hashable {
         if source == .local { items.append(.init(name: "source", value: source.rawValue)) }
         items += filters.filter { !($0.name == "hasImages" && $0.value == "true") }
         if !facets.isEmpty { items.append(.init(name: "facets", value: facets.map(\.rawValue).joined(separator: ","))) }
+        if let indexVersion { items.append(.init(name: "at", value: String(indexVersion))) }
         items.append(.init(name: "offset", value: String(offset)))
         items.append(.init(name: "limit", value: String(limit)))
         if sort != .relevance { items.append(.init(name: "sort", value: sort.rawValue)) }

@@ -43,6 +43,9 @@ public struct LocalSearch: Sendable, Hashable {
     public var limit = 20
     /// The facets to count over all matches.
     public var facets: [SearchFacet] = []
+    /// The version of the index whose result to page through (`LocalSearchPage.version`), while
+    /// the tier still keeps it; nil (or a result no longer kept): the index as it is now.
+    public var version: Int64?
 
     public init() {}
 }
@@ -100,11 +103,15 @@ public struct LocalSearchPage: Sendable, Equatable {
     public var facets: [SearchFacet: FacetCounts]
     /// The records the index holds.
     public var indexed: Int
+    /// The version of the index the result is of: ask later pages at it (`LocalSearch.version`)
+    /// to page through the same result while the index changes.
+    public var version: Int64
 
-    public init(total: Int, ids: [Int], facets: [SearchFacet: FacetCounts], indexed: Int) {
+    public init(total: Int, ids: [Int], facets: [SearchFacet: FacetCounts], indexed: Int, version: Int64) {
         self.total = total
         self.ids = ids
         self.facets = facets
         self.indexed = indexed
+        self.version = version
     }
 }
