@@ -393,7 +393,7 @@ final class DiskWriter: @unchecked Sendable {
         state.indexRowsRead = 0
         state.indexFailure = nil
         condition.broadcast()
-        while state.restartingIndex || state.buildingIndex {
+        while (state.restartingIndex || state.buildingIndex) && !state.closing {
             _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
             let read = state.indexRowsRead
             condition.unlock()
@@ -409,7 +409,7 @@ final class DiskWriter: @unchecked Sendable {
     /// but the writer's.
     func waitForIndexBuild() {
         condition.lock()
-        while state.restartingIndex || state.buildingIndex { condition.wait() }
+        while (state.restartingIndex || state.buildingIndex) && !state.closing { condition.wait() }
         condition.unlock()
     }
 

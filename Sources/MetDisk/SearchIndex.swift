@@ -127,6 +127,7 @@ final class SearchIndex {
         guard let document = SearchDocument(json: body), document.objectID == id else {
             try deleteFacts.bind(.integer(Int64(id)))
             try deleteFacts.step()
+            changes.append((id, nil))
             return
         }
         try insertText.bind([.integer(Int64(id))] + document.columnValues.map(SQLiteValue.text))

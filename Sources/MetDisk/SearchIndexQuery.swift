@@ -1,28 +1,30 @@
 import MetEngine
 
-/// A `LocalSearch` as SQL over the search index's tables (`SearchIndex`), run on a reader's
-/// connection in one read transaction: the total, the page, each facet and the records indexed
-/// are read from the same state of the index.
+/// A `LocalSearch` run on a reader's connection in one read transaction: SQLite (FTS5) gives the
+/// words' matches with their bm25 scores, `SearchFacts` their facts, and the filters, facets and
+/// orders are worked out over them (a title order pages in SQL: titles are not kept in memory).
+/// The total, the page, each facet and the records indexed are of the same state of the index.
 struct SearchIndexQuery {
     /// The FTS5 query, or nil when nothing is asked of the text.
     let match: String?
-    /// Whether a text filter has no word to look for (`medium=!!!`): nothing matches.
+    /// Whether the words or a text filter have no word to look for (`q=???`, `medium=!!!`):
+    /// nothing matches.
     let matchesNothing: Bool
-    /// The tables, joined, and the conditions, with their parameters.
-    private let from: String
-    private let conditions: String
-    private let parameters: [SQLiteValue]
     private let search: LocalSearch
 
     /// Each column's weight in bm25's score, in `SearchDocument.columns`' order: a title match
     /// counts most, then tags and artist, then medium and place, then the rest.
     static let weights = "10.0, 4.0, 4.0, 2.0, 2.0, 1.0"
+    /// The least characters of a word that also matches the words it begins: a shorter one
+    /// matches whole words only (`"a"*` would read the doclist of every word beginning with a).
+    static let prefixLength = 3
 
     init(_ search: LocalSearch) {
         self.search = search
         var matchesNothing = false
         var parts: [String] = []
         let words = search.words.compactMap(Self.phrase)
+        if !search.words.isEmpty && words.isEmpty { matchesNothing = true }
         if !words.isEmpty {
             let all = words.joined(separator: " ")
             if let columns = search.columns {
@@ -39,58 +41,26 @@ struct SearchIndexQuery {
         }
         self.matchesNothing = matchesNothing
         match = parts.isEmpty || matchesNothing ? nil : parts.joined(separator: " AND ")
-
-        var parameters: [SQLiteValue] = []
-        func parameter(_ value: SQLiteValue) -> String {
-            parameters.append(value)
-            return "?\(parameters.count)"
-        }
-        var from = "search_facts f"
-        if let match {
-            from +=
-                " JOIN (SELECT rowid AS id, bm25(search_text, \(Self.weights)) AS score FROM search_text"
-                + " WHERE search_text MATCH \(parameter(.text(match)))) m ON m.id = f.object_id"
-        }
-        var conditions: [String] = []
-        for (flag, column) in [
-            (search.isHighlight, "is_highlight"), (search.isOnView, "is_on_view"), (search.hasImage, "has_image"),
-            (search.isPublicDomain, "is_public_domain"),
-        ] {
-            guard let flag else { continue }
-            conditions.append("f.\(column) = \(flag ? 1 : 0)")
-        }
-        for (names, column) in [(search.departments, "department"), (search.classifications, "classification")] {
-            guard let names else { continue }
-            let list = names.map { parameter(.text($0)) }.joined(separator: ", ")
-            conditions.append(list.isEmpty ? "0" : "f.\(column) IN (\(list))")
-        }
-        if let begin = search.dateBegin { conditions.append("f.begin_date >= \(parameter(.integer(Int64(begin))))") }
-        if let end = search.dateEnd { conditions.append("f.end_date <= \(parameter(.integer(Int64(end))))") }
-        if matchesNothing { conditions.append("0") }
-        self.from = from
-        self.conditions = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        self.parameters = parameters
     }
 
-    /// `word` as an FTS5 phrase that also matches words it begins (`"cypress"*`), its quotes
-    /// doubled; nil when it has no letter or digit (the tokenizer would find no word in it).
+    /// `word` as an FTS5 phrase, its quotes doubled and its control characters made spaces (a NUL
+    /// ends an FTS5 string); with `*` when it has `prefixLength` characters or more, so that it
+    /// also matches the words it begins (`"cypress"*`). Nil when it has no letter or digit (the
+    /// tokenizer would find no word in it).
     static func phrase(_ word: String) -> String? {
         guard word.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil })
         else { return nil }
-        return "\"" + word.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"*"
-    }
-
-    /// The order, ending with the object ID so that every order is total (stable pages).
-    var order: String {
-        switch search.order {
-        case .relevance: match == nil ? "f.object_id" : "m.score, f.object_id"
-        case .id: "f.object_id"
-        case .idDescending: "f.object_id DESC"
-        case .title: "f.sort_title IS NULL, f.sort_title, f.object_id"
-        case .titleDescending: "f.sort_title IS NULL, f.sort_title DESC, f.object_id DESC"
-        case .date: "f.begin_date IS NULL, f.begin_date, f.end_date, f.object_id"
-        case .dateDescending: "f.begin_date IS NULL, f.begin_date DESC, f.end_date DESC, f.object_id DESC"
+        var text = ""
+        for scalar in word.unicodeScalars {
+            if scalar == "\"" {
+                text += "\"\""
+            } else if scalar.properties.generalCategory == .control {
+                text += " "
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
         }
+        return "\"" + text + (word.count >= prefixLength ? "\"*" : "\"")
     }
 
     /// Runs the query on `connection` (a reader's), with the facts of `facts` (loaded again in
@@ -207,8 +177,8 @@ struct SearchIndexQuery {
         }
     }
 
-    /// The counts of `facet` over `matches`: most frequent first, then by value (none first), as
-    /// SQL orders them.
+    /// The counts of `facet` over `matches`: most frequent first, then by value (none first; text
+    /// by its UTF-8 bytes).
     private static func counts(of facet: SearchFacet, in matches: [Match], table: SearchFacts.Table) -> FacetCounts {
         var counts: [Int32: Int] = [:]
         for match in matches {
@@ -247,11 +217,48 @@ struct SearchIndexQuery {
         return FacetCounts(values: listed, others: matches.count - listed.reduce(0) { $0 + $1.count })
     }
 
-    /// The page of a title order, from SQL (titles are not kept in memory).
+    /// The page of a title order, from SQL (titles are not kept in memory): `FactFilter`'s
+    /// filters as conditions.
     private func titlePage(on connection: SQLiteConnection, total: Int) throws(SQLiteError) -> [Int] {
         guard total > search.offset else { return [] }
+        var parameters: [SQLiteValue] = []
+        func parameter(_ value: SQLiteValue) -> String {
+            parameters.append(value)
+            return "?\(parameters.count)"
+        }
+        var from = "search_facts f"
+        if let match {
+            from +=
+                " JOIN (SELECT rowid AS id FROM search_text WHERE search_text MATCH \(parameter(.text(match)))) m"
+                + " ON m.id = f.object_id"
+        }
+        var conditions: [String] = []
+        for (flag, column) in [
+            (search.isHighlight, "is_highlight"), (search.isOnView, "is_on_view"), (search.hasImage, "has_image"),
+            (search.isPublicDomain, "is_public_domain"),
+        ] {
+            guard let flag else { continue }
+            conditions.append("f.\(column) = \(flag ? 1 : 0)")
+        }
+        for (names, column) in [(search.departments, "department"), (search.classifications, "classification")] {
+            guard let names else { continue }
+            let list = names.map { parameter(.text($0)) }.joined(separator: ", ")
+            conditions.append(list.isEmpty ? "0" : "f.\(column) IN (\(list))")
+        }
+        // Clamped as the facts in memory are.
+        if let begin = search.dateBegin {
+            conditions.append("f.begin_date >= \(parameter(.integer(Int64(Int32(clamping: begin)))))")
+        }
+        if let end = search.dateEnd {
+            conditions.append("f.end_date <= \(parameter(.integer(Int64(Int32(clamping: end)))))")
+        }
+        let filtered = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let order =
+            search.order == .title
+            ? "f.sort_title IS NULL, f.sort_title, f.object_id"
+            : "f.sort_title IS NULL, f.sort_title DESC, f.object_id DESC"
         let page = try connection.prepare(
-            "SELECT f.object_id FROM \(from)\(conditions) ORDER BY \(order) LIMIT \(search.limit) OFFSET \(search.offset)"
+            "SELECT f.object_id FROM \(from)\(filtered) ORDER BY \(order) LIMIT \(search.limit) OFFSET \(search.offset)"
         )
         try page.bind(parameters)
         var ids: [Int] = []

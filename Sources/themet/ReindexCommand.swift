@@ -12,9 +12,10 @@ enum ReindexCommand {
         Rebuilds the local search index (/search?source=local) of the cache in --data-dir from
         every object record it holds. The index is kept in step as records are stored, so this is
         for a cache an earlier build wrote to after this one indexed it, or an index in doubt. A
-        server may run on the directory meanwhile: its searches see the index fill again. Exit
-        status: 0, 1 when the cache cannot be opened or the index cannot be written, 64 for bad
-        arguments.
+        server may run on the directory meanwhile: its searches see the index fill again. Stopped
+        before its end, it leaves the index partial: run it again (or restart a server on the
+        directory, which finishes the build). Exit status: 0, 1 when the cache cannot be opened or
+        the index cannot be written, 64 for bad arguments.
         """
 
     /// Rebuilds the index; the exit status.

@@ -63,6 +63,7 @@ struct SearchDocumentTests {
 
     @Test(arguments: [
         (1, 1), (100, 1), (101, 2), (1900, 19), (1901, 20), (0, 1), (-1, -1), (-100, -1), (-101, -2), (-500, -5),
+        (Int.min, -92_233_720_368_547_759), (Int.max, 92_233_720_368_547_759),
     ])
     func centuries(year: Int, century: Int) {
         var document = SearchDocument(objectID: 1)

@@ -21,6 +21,7 @@ struct SearchQueryTests {
         ("source=local&isPublicDomain=yes", "invalid_parameter", "isPublicDomain"),
         ("source=met", "invalid_parameter", "q"),
         ("q=a&at=3", "invalid_parameter", "at"),
+        ("source=local&q=a+b+c+d+e+f+g+h+i+j+k+l+m+n+o+p+q", "invalid_parameter", "q"),
         ("source=local&at=-3", "invalid_parameter", "at"),
         ("source=local&at=1234567890123456789", "invalid_parameter", "at"),
         ("q=a&Q=b", "unknown_parameter", "Q"),

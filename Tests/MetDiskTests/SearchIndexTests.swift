@@ -120,6 +120,16 @@ struct SearchIndexTests {
         #expect(try Self.ids(disk) { $0.words = ["--", "cafe"] } == [3])
         #expect(try Self.ids(disk) { $0.words = [#""café"#, #"ter"race"#] } == [])
         #expect(try Self.ids(disk) { $0.words = ["AND", "OR", "NOT", "NEAR(", "*"] } == [])
+        // Words without a letter or digit find nothing (not everything); a control character
+        // separates words; a short word matches whole words only.
+        #expect(try Self.ids(disk) { $0.words = ["???", "--"] } == [])
+        #expect(try Self.ids(disk) { $0.words = ["cafe\u{0}terrace"] } == [3])
+        #expect(try Self.ids(disk) { $0.words = ["po"] } == [])
+        #expect(
+            try Self.ids(disk) {
+                $0.words = ["of"]
+                $0.order = .id
+            } == [4])
     }
 
     @Test func theMetsFiltersNarrowAndWithoutWordsEverythingIsSearched() throws {
@@ -276,12 +286,13 @@ struct SearchIndexTests {
         let cache = SearchResultCache()
         var search = LocalSearch()
         search.words = ["a"]
-        let result = SearchResultCache.Result(
-            ids: Array(1...(SearchResultCache.maxIDs / 4)), facets: [:], indexed: 9)
+        // About a quarter of the bound each (a result also counts for its key).
+        let size = SearchResultCache.maxIDs / 4 - 100
+        let result = SearchResultCache.Result(ids: Array(1...size), facets: [:], indexed: 9)
         cache.keep(result, of: search, at: 2)
         search.offset = 40
         search.version = 2
-        #expect(cache.result(of: search, at: 2)?.ids.count == SearchResultCache.maxIDs / 4)
+        #expect(cache.result(of: search, at: 2)?.ids.count == size)
         #expect(cache.result(of: search, at: 3) == nil)
         for word in ["b", "c", "d", "e"] {
             var other = LocalSearch()

@@ -37,9 +37,12 @@ struct LocalSearchHandler: Sendable {
     }
 
     /// What answers `query`, a search of the Met that failed with `failure`: the index's page, or
-    /// `failure` itself when there is no index, it is empty, or it cannot be read. In a task.
+    /// `failure` itself when there is no index, it is empty, it cannot be read, or `q` has more
+    /// words than local search takes. In a task.
     func standIn(for query: SearchQuery, _ presentation: Presentation, after failure: Response) -> Response {
-        guard let disk else { return failure }
+        guard let disk, query.q.split(whereSeparator: \.isWhitespace).count <= LocalSearch.maxWords else {
+            return failure
+        }
         return response(query, presentation, disk: disk, replacing: failure)
     }
 
@@ -69,15 +72,16 @@ struct LocalSearchHandler: Sendable {
         }
         let result = SearchResult(ids: page.ids, entries: entries, query: query, ordered: true)
         store.offer(result, from: query)
-        // The next page from the same result (titles are ordered in SQL, at the index as it is).
+        // The next page from the same result (titles are ordered in SQL, at the index as it is); a
+        // stand-in's next page asks the Met again.
         var pinned = query
-        pinned.indexVersion = query.sort == .title || query.sort == .titleDescending ? nil : page.version
+        let titled = query.sort == .title || query.sort == .titleDescending
+        pinned.indexVersion = query.source == .local && !titled ? page.version : nil
         let next = query.offset + query.limit < page.total ? pinned.url(offset: query.offset + query.limit) : nil
         let body = result.body(query: query, total: page.total, next: next, local: page)
         let link = next.map { "<\($0)>; rel=\"next\"" }
-        let rendered = renders.rendered("local|" + ETag.strong(for: body), gzip: true, link: link) {
-            (body, ETag.strong(for: body))
-        }
+        let identity = ETag.strong(for: body)
+        let rendered = renders.rendered("local|" + identity, gzip: true, link: link) { (body, identity) }
         let gzip = presentation.acceptsGzip && rendered.gzipped != nil
         let etag = gzip ? rendered.gzippedETag ?? rendered.etag : rendered.etag
         var fields: HTTPFields = [

@@ -113,6 +113,12 @@ public struct SearchQuery: Sendable, Hashable {
             throw Problem(.invalidParameter, "q is longer than 500 bytes.", parameter: "q")
         }
         self.q = q
+        guard source == .met || q.split(whereSeparator: \.isWhitespace).count <= LocalSearch.maxWords else {
+            throw Problem(
+                .invalidParameter,
+                "q has more than \(LocalSearch.maxWords) words: local search takes at most that many.",
+                parameter: "q")
+        }
         facets = []
         if let text = value("facets") {
             guard source == .local else {

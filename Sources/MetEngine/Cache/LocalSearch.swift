@@ -19,8 +19,10 @@ public struct LocalSearch: Sendable, Hashable {
         case dateDescending
     }
 
-    /// The words to find; none finds every record (a filter-only search).
+    /// The words to find; none finds every record (a filter-only search). At most `maxWords`.
     public var words: [String] = []
+    /// The most words a search may have: each is a phrase the index looks up.
+    public static let maxWords = 16
     /// The columns words are looked for in (`SearchDocument.columns`); nil for all.
     public var columns: [String]?
     public var isHighlight: Bool?

@@ -35,7 +35,9 @@ public struct SearchDocument: Sendable, Equatable {
     /// The Met writes 0 for some undated works: counted in the first century.
     public var century: Int? {
         guard let year = beginDate else { return nil }
-        return year >= 0 ? (year - 1) / 100 + 1 : -((-year - 1) / 100 + 1)
+        // On the magnitude: a record's year may be any Int, Int.min included.
+        let hundreds = Int((year.magnitude &- 1) / 100 + 1)
+        return year > 0 ? hundreds : year == 0 ? 1 : -hundreds
     }
 
     /// The column names, in the index's order.

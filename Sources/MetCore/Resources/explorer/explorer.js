@@ -442,9 +442,11 @@ function facetLabel(name, bucket) {
 /** The hash parameters that narrow a search to a facet value, or null when the form cannot. */
 function facetFilter(name, bucket) {
   if (name === 'department' && bucket.departmentId) return { departmentId: String(bucket.departmentId) };
+  // A century counts the works begun in it; the filter keeps those begun and ended within it
+  // (the Met's dates filter), so it may keep fewer. The server counts year 0 in the first.
   if (name === 'century' && bucket.value !== null) {
     const first = bucket.value > 0 ? (bucket.value - 1) * 100 + 1 : bucket.value * 100;
-    return { dateBegin: String(first), dateEnd: String(first + 99) };
+    return { dateBegin: String(bucket.value === 1 ? 0 : first), dateEnd: String(first + 99) };
   }
   if (name === 'isPublicDomain' && bucket.value === true) return { isPublicDomain: 'true' };
   return null;
