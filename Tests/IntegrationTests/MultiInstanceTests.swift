@@ -1,6 +1,7 @@
 import Foundation
 import MetCore
 import MetEngine
+import TestKit
 import Testing
 
 /// Three themet instances, one redis-server and one met-fixture-server, all real processes on
@@ -278,10 +279,10 @@ struct MultiInstanceTests {
         _ = try await HTTPClient.request(group.fake.baseURL + "/__change?ids=\(id)", method: "POST")
 
         // The sync of a machine with nothing cached: it marks the group's copy and tells the instances.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("themet-test-\(UUID())").path
+        let directory = TemporaryDirectory()
         let sync = try await ThemetCommand.run(
             [
-                "sync", "--upstream", group.fake.baseURL, "--data-dir", directory, "--redis", group.redis.url,
+                "sync", "--upstream", group.fake.baseURL, "--data-dir", directory.path, "--redis", group.redis.url,
                 "--redis-prefix", group.prefix, "--redis-timeout", "2s",
             ] + Self.unpaced)
         #expect(sync.status == 0, "\(sync.errorText)")

@@ -4,15 +4,17 @@ import Testing
 
 @Suite("A misbehaving upstream, hostile query bytes and hang-ups, through the real HTTP client")
 struct UpstreamTrustTests {
+    /// The data directory of this test's themet.
+    private let directory = TemporaryDirectory()
+
     /// themet against `upstream` with small bounds: 1 MiB bodies, `timeout` per attempt, no retries.
     private func themet(against upstream: MisbehavingUpstream, timeout: String = "10s") async throws
         -> RunningProcess
     {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("themet-test-\(UUID())").path
-        return try await RunningProcess(
+        try await RunningProcess(
             BuiltProducts.themet,
             [
-                "serve", "--port", "0", "--upstream", upstream.baseURL, "--data-dir", directory,
+                "serve", "--port", "0", "--upstream", upstream.baseURL, "--data-dir", directory.path,
                 "--upstream-max-body", "1MiB", "--upstream-timeout", timeout, "--upstream-retries", "0",
                 "--upstream-rate", "1000", "--upstream-burst", "1000",
             ])

@@ -16,7 +16,7 @@ enum SearchRoutes {
                 store: services.store, renders: services.searchRenders),
             for: request)
         guard local.fallsBack else { return answer }
-        return answer.recovering(when: LocalSearchHandler.metFailed) { [query] failure in
+        return answer.recovering(when: { LocalSearchHandler.metFailed($0) }) { [query] failure in
             local.standIn(for: query, presentation, after: failure)
         }
     }

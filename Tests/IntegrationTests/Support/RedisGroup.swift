@@ -101,6 +101,8 @@ final class RedisServer: Sendable {
 struct InstanceGroup: Sendable {
     let fake: RunningProcess
     let instances: [RunningProcess]
+    /// The instances' data directories, removed once the last copy of the group goes.
+    let directories: [TemporaryDirectory]
     let redis: RedisServer
     /// What every Redis key and the channel of this group start with (`--redis-prefix`).
     let prefix: String
@@ -119,9 +121,8 @@ struct InstanceGroup: Sendable {
         // instance that gives up on Redis rightly goes it alone, which is not what these tests ask.
         let redisTimeout = themetArguments.contains("--redis-timeout") ? [] : ["--redis-timeout", "2s"]
         var instances: [RunningProcess] = []
-        for _ in 0..<count {
-            let dataDirectory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("themet-test-\(UUID().uuidString)").path
+        let directories = (0..<count).map { _ in TemporaryDirectory() }
+        for dataDirectory in directories.map(\.path) {
             instances.append(
                 try await RunningProcess(
                     BuiltProducts.themet,
@@ -130,7 +131,8 @@ struct InstanceGroup: Sendable {
                         "--redis", url, "--redis-prefix", prefix,
                     ] + redisTimeout + themetArguments))
         }
-        let group = InstanceGroup(fake: fake, instances: instances, redis: redis, prefix: prefix)
+        let group = InstanceGroup(
+            fake: fake, instances: instances, directories: directories, redis: redis, prefix: prefix)
         try await group.waitUntilConnected()
         return group
     }

@@ -5,8 +5,10 @@ import TestKit
 struct Servers: Sendable {
     let fake: RunningProcess
     let themet: RunningProcess
-    /// themet's data directory (`--data-dir`), fresh for each `start`.
+    /// themet's data directory (`--data-dir`): `directory`'s, or the one `restartingThemet` was given.
     let dataDirectory: String
+    /// The data directory `start` made, removed once the last copy of these servers goes.
+    private let directory: TemporaryDirectory
 
     /// Starts the fake Met with `fakeArguments`, then themet against it with `themetArguments`
     /// (plus a fresh data directory and one loop per core).
@@ -14,10 +16,9 @@ struct Servers: Sendable {
     {
         let fake = try await RunningProcess(
             BuiltProducts.fixtureServer, ["--port", "0", "--fixtures", BuiltProducts.fixtures.path] + fakeArguments)
-        let dataDirectory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("themet-test-\(UUID().uuidString)").path
-        let themet = try await startThemet(upstream: fake, dataDirectory: dataDirectory, themetArguments)
-        return Servers(fake: fake, themet: themet, dataDirectory: dataDirectory)
+        let directory = TemporaryDirectory()
+        let themet = try await startThemet(upstream: fake, dataDirectory: directory.path, themetArguments)
+        return Servers(fake: fake, themet: themet, dataDirectory: directory.path, directory: directory)
     }
 
     /// A new themet against the same fake Met and on the same data directory, as after a restart
@@ -25,7 +26,7 @@ struct Servers: Sendable {
     func restartingThemet(_ themetArguments: [String] = [], dataDirectory: String? = nil) async throws -> Servers {
         let directory = dataDirectory ?? self.dataDirectory
         let themet = try await Self.startThemet(upstream: fake, dataDirectory: directory, themetArguments)
-        return Servers(fake: fake, themet: themet, dataDirectory: directory)
+        return Servers(fake: fake, themet: themet, dataDirectory: directory, directory: self.directory)
     }
 
     private static func startThemet(
