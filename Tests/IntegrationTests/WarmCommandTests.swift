@@ -18,12 +18,12 @@ struct WarmCommandTests {
         return path
     }
 
-    static func warm(_ servers: Servers, _ extra: [String], interruptAfter: Duration? = nil) async throws
-        -> ThemetCommand.Outcome
+    static func warm(_ servers: Servers, _ extra: [String], interruptOnceErrorsShow marker: String? = nil)
+        async throws -> ThemetCommand.Outcome
     {
         try await ThemetCommand.run(
             ["warm", "--upstream", servers.fake.baseURL, "--data-dir", servers.dataDirectory] + extra,
-            interruptAfter: interruptAfter)
+            interruptOnceErrorsShow: marker)
     }
 
     @Test func withoutATerminalItPrintsLinesAndASummaryAndTheServerFindsEverythingOnDisk() async throws {
@@ -132,7 +132,7 @@ struct WarmCommandTests {
         let file = try Self.idFile(Array(1...60), in: servers.dataDirectory)
 
         let stopped = try await Self.warm(
-            servers, ["--ids", file] + PersistenceTests.unpaced, interruptAfter: .seconds(2))
+            servers, ["--ids", file] + PersistenceTests.unpaced, interruptOnceErrorsShow: "\nwarm: ")
         #expect(stopped.status == 130, "\(stopped.errorText)")
         let summary = String(decoding: stopped.output, as: UTF8.self)
         #expect(summary.contains("stopped by SIGINT"), "\(summary)")

@@ -18,10 +18,14 @@ enum ThemetCommand {
 
     /// Runs `themet` (or `executable`) with `arguments` to its end (killed after a minute), reading
     /// its output on threads of their own so the cooperative pool never blocks; sends it `signal`
-    /// (SIGINT by default) after `interruptAfter` when given.
+    /// (SIGINT by default) after `interruptAfter`, or once its standard error shows
+    /// `interruptOnceErrorsShow`, when given. Prefer the second: a loaded machine (or a sanitizer)
+    /// can start the command more slowly than any fixed delay, and a signal sent before its
+    /// handler is installed takes the default action, or is lost when the test runner inherited
+    /// SIGINT ignored (a background job).
     static func run(
         _ arguments: [String], executable: URL = BuiltProducts.themet, interruptAfter: Duration? = nil,
-        signal: Int32 = SIGINT
+        interruptOnceErrorsShow marker: String? = nil, signal: Int32 = SIGINT
     ) async throws -> Outcome {
         let process = Process()
         process.executableURL = executable
@@ -43,7 +47,18 @@ enum ThemetCommand {
         }
         defer { interrupter.cancel() }
         async let printed = BlockingIO.onThread { output.fileHandleForReading.readDataToEndOfFile() }
-        async let complained = BlockingIO.onThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        async let complained = BlockingIO.onThread {
+            var read = Data()
+            var sent = marker == nil
+            while case let chunk = errors.fileHandleForReading.availableData, !chunk.isEmpty {
+                read.append(chunk)
+                if !sent, let marker, String(decoding: read, as: UTF8.self).contains(marker) {
+                    kill(process.processIdentifier, signal)
+                    sent = true
+                }
+            }
+            return read
+        }
         let (out, err) = await (printed, complained)
         let status = await BlockingIO.onThread {
             process.waitUntilExit()
