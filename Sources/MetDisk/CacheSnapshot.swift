@@ -6,14 +6,18 @@ import MetEngine
 /// `themet import`). It is a consistent copy of `cache.sqlite` (`VACUUM INTO`, one read
 /// transaction, while a server may be writing the cache), less any row whose record does not
 /// verify, with an `application_id` of its own ("TMsn": neither a cache nor a snapshot is taken for
-/// the other) and a `manifest` table of one row, the `SnapshotManifest` as JSON.
+/// the other) and a `manifest` table of one row, the `SnapshotManifest` as JSON. When asked, it
+/// also carries the picture files' tier (`SnapshotPictures`), whose totals the manifest lists
+/// apart.
 ///
 /// Importing verifies the whole file before changing anything: its kind and format, SQLite's check
 /// of every page, every record (its checksum and key), and the manifest's count, bytes and digest
 /// of the rows. A foreign, truncated or damaged file is refused with the reason and the target is
 /// left as it was. Then each record is stored through the target's persistent tier (its writer,
 /// bound and eviction: a smaller tier keeps the most recently used), unless the target holds the
-/// same key stored at the same time or later. A snapshot is read, never written, while importing.
+/// same key stored at the same time or later; pictures likewise through the picture files' tier,
+/// each first judged as a picture fetched from the image host would be (`ImageResource.admits`).
+/// A snapshot is read, never written, while importing.
 public enum CacheSnapshot {
     /// Marks a file as a TheMet snapshot (`PRAGMA application_id`, "TMsn").
     static let applicationID: Int64 = 0x544D_736E
@@ -23,18 +27,21 @@ public enum CacheSnapshot {
     private static let stride = 1_000
 
     /// Writes a snapshot of the cache in `directory` to `file` (a partial file beside it, renamed
-    /// over `file` once whole, so that `file` is never half written). `progress` is told the rows
-    /// checked and the rows in all, every thousand and at the end. Blocking file I/O.
+    /// over `file` once whole, so that `file` is never half written), with the pictures of
+    /// `directory/images` when `pictures`. `progress` is told the rows checked and the rows in
+    /// all, every thousand records, every 64 pictures, and at the end. Blocking file I/O.
     public static func export(
         directory: String, to file: String, createdBy: String, at now: Double, syncStartedAt: Double?,
-        progress: (Int, Int) -> Void
+        pictures: Bool = false, progress: (Int, Int) -> Void
     ) throws(SnapshotError) -> SnapshotManifest {
         let source = directory + "/" + CacheDatabase.entries.fileName
         guard FileManager.default.fileExists(atPath: source) else { throw .noCache(source) }
         let partial = file + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
         try? FileManager.default.removeItem(atPath: partial)
         do throws(SnapshotError) {
-            let manifest = try write(partial, from: source, createdBy: createdBy, at: now, syncStartedAt, progress)
+            let manifest = try write(
+                partial, from: source, pictures: pictures ? directory + "/images" : nil, createdBy: createdBy, at: now,
+                syncStartedAt, progress)
             guard rename(partial, file) == 0 else {
                 throw SnapshotError.io("\(file): \(String(cString: strerror(errno)))")
             }
@@ -45,11 +52,11 @@ public enum CacheSnapshot {
         }
     }
 
-    /// The copy into `partial`, its unverifiable rows taken out and its manifest written; closed
-    /// before it returns.
+    /// The copy into `partial`, its unverifiable rows taken out, the pictures under `pictureRoot`
+    /// added when given, and its manifest written; closed before it returns.
     private static func write(
-        _ partial: String, from source: String, createdBy: String, at now: Double, _ syncStartedAt: Double?,
-        _ progress: (Int, Int) -> Void
+        _ partial: String, from source: String, pictures pictureRoot: String?, createdBy: String, at now: Double,
+        _ syncStartedAt: Double?, _ progress: (Int, Int) -> Void
     ) throws(SnapshotError) -> SnapshotManifest {
         try sqlite {
             let cache = try SQLiteConnection(path: source, create: false, readOnly: true)
@@ -81,9 +88,12 @@ public enum CacheSnapshot {
                 try delete.bind(.integer(rowid))
                 try delete.step()
             }
+            let pictures = try pictureRoot.map { root in
+                try SnapshotPictures.copy(from: root, into: copy) { progress(total + $0, total + $1) }
+            }
             let manifest = SnapshotManifest(
                 format: SnapshotManifest.currentFormat, createdBy: createdBy, createdAt: now, records: rows.count,
-                bytes: rows.bytes, digest: rows.digestText, syncStartedAt: syncStartedAt)
+                bytes: rows.bytes, digest: rows.digestText, syncStartedAt: syncStartedAt, pictures: pictures)
             // The change log is its cache file's own: the importing tier notes its own changes, and
             // indexes what it stores.
             for table in ChangeLog.tableNames + SearchIndex.tableNames {
@@ -95,7 +105,7 @@ public enum CacheSnapshot {
             try insert.step()
             try copy.execute("PRAGMA application_id = \(applicationID)")
             try copy.execute("COMMIT")
-            progress(total, total)
+            if pictures == nil { progress(total, total) }
             return manifest
         }
     }
@@ -105,37 +115,59 @@ public enum CacheSnapshot {
     /// file I/O.
     public static func verify(_ file: String, progress: (Int, Int) -> Void) throws(SnapshotError) -> VerifiedSnapshot {
         try open(file) { snapshot, manifest throws in
+            let total = manifest.records + (manifest.pictures?.records ?? 0)
             var rows = Rows()
-            try eachRow(of: snapshot, total: manifest.records, progress: progress) { key, record throws in
+            try eachRow(of: snapshot, total: manifest.records, progress: { done, _ in progress(done, total) }) {
+                key, record throws in
                 guard rows.add(record, key: key) else {
                     throw SnapshotError.damaged("the record of \(key) does not verify (checksum, key or format)")
                 }
             }
-            guard rows.count == manifest.records, rows.bytes == manifest.bytes, rows.digestText == manifest.digest
-            else {
+            try rows.expect(manifest.records, manifest.bytes, manifest.digest, of: "rows")
+            let hasPictures = try snapshot.integer(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '\(SnapshotPictures.table)'")
+            guard (hasPictures == 1) == (manifest.pictures != nil) else {
                 throw SnapshotError.damaged(
-                    "its rows (\(rows.count), \(rows.bytes) bytes, digest \(rows.digestText)) are not the ones its "
-                        + "manifest lists (\(manifest.records), \(manifest.bytes) bytes, digest \(manifest.digest))")
+                    hasPictures == 1 ? "it holds pictures its manifest does not list" : "its pictures are missing")
+            }
+            if let listed = manifest.pictures {
+                var pictures = Rows()
+                try eachRow(
+                    of: snapshot, table: SnapshotPictures.table, every: SnapshotPictures.stride,
+                    total: listed.records, progress: { done, _ in progress(manifest.records + done, total) }
+                ) { key, record throws in
+                    guard pictures.add(record, key: key) else {
+                        throw SnapshotError.damaged("the picture of \(key) does not verify (checksum, key or format)")
+                    }
+                }
+                try pictures.expect(listed.records, listed.bytes, listed.digest, of: "pictures")
             }
             return VerifiedSnapshot(file: file, manifest: manifest)
         }
     }
 
     /// Stores each entry of `snapshot` (verified whole by `verify`) in `tier` unless `tier` holds
-    /// the same key stored at the same time or later; waits until the tier has written them. Each
-    /// record is checked again as it is read (the file may have changed since). `progress` is told
-    /// the entries handled and the entries in all. Throws when the tier could not write some of
-    /// them (a full disk: the log says why; what was written stays). Blocking file I/O.
+    /// the same key stored at the same time or later, then each of its pictures in `pictures`
+    /// likewise (when given; a picture its bounds do not admit is left out and counted); waits
+    /// until the tiers have written them. Each row is checked again as it is read (the file may
+    /// have changed since). `progress` is told the rows handled and the rows in all. Throws when
+    /// a tier could not write some of them (a full disk: the log says why; what was written
+    /// stays). Blocking file I/O.
     public static func importing(
-        _ verified: VerifiedSnapshot, into tier: DiskCache, progress: (Int, Int) -> Void
+        _ verified: VerifiedSnapshot, into tier: DiskCache, pictures: PictureTarget? = nil,
+        progress: (Int, Int) -> Void
     ) throws(SnapshotError) -> SnapshotImport {
         let (file, manifest) = (verified.file, verified.manifest)
-        let failedBefore = tier.statistics.writeErrors
+        let total = manifest.records + (pictures == nil ? 0 : manifest.pictures?.records ?? 0)
+        let failedBefore = tier.statistics.writeErrors + (pictures?.tier.statistics.writeErrors ?? 0)
         let report = try open(file) { snapshot, _ throws -> SnapshotImport in
             var report = SnapshotImport(manifest: manifest)
             // Least recently used first: the target marks each store as its latest use, so the
             // snapshot's order of use carries over, and a smaller bound keeps the most used.
-            try eachRow(of: snapshot, orderedByUse: true, total: manifest.records, progress: progress) {
+            try eachRow(
+                of: snapshot, orderedByUse: true, total: manifest.records,
+                progress: { done, _ in progress(done, total) }
+            ) {
                 key, record throws in
                 guard let entry = CacheEntry.restored(record: record, key: key) else {
                     throw SnapshotError.damaged("the record of \(key) changed while it was imported")
@@ -149,14 +181,55 @@ public enum CacheSnapshot {
                 if (report.stored + report.kept) % stride == 0 { tier.flush() }
             }
             tier.flush()
+            if let pictures, manifest.pictures != nil {
+                report.pictures = try importPictures(of: snapshot, into: pictures) {
+                    done, _ in progress(manifest.records + done, total)
+                }
+            }
             return report
         }
-        let failed = tier.statistics.writeErrors - failedBefore
+        let failed = tier.statistics.writeErrors + (pictures?.tier.statistics.writeErrors ?? 0) - failedBefore
         guard failed == 0 else {
             throw .sqlite(
                 "the cache could not write all of the import (\(failed) failed write(s); its warning in the log says "
                     + "why: a full disk?); what was written stays")
         }
+        return report
+    }
+
+    /// Stores each picture of `snapshot` that `target` admits in its tier unless the tier holds the
+    /// same key stored at the same time or later, least recently used first; flushes the tier's
+    /// writer every 64 MiB, so that what waits to be written stays bounded.
+    private static func importPictures(
+        of snapshot: SQLiteConnection, into target: PictureTarget, progress: (Int, Int) -> Void
+    ) throws -> SnapshotImport.Pictures {
+        var report = SnapshotImport.Pictures()
+        var queued = 0
+        let total = Int(try snapshot.integer("SELECT count(*) FROM \(SnapshotPictures.table)"))
+        try eachRow(
+            of: snapshot, table: SnapshotPictures.table, orderedByUse: true, every: SnapshotPictures.stride,
+            total: total, progress: progress
+        ) { key, record throws in
+            guard let entry = CacheEntry.restored(record: record, key: key) else {
+                throw SnapshotError.damaged("the picture of \(key) changed while it was imported")
+            }
+            guard ImageResource.admits(entry, maxPixels: target.maxPixels, maxBytes: target.maxBytes) else {
+                report.refused += 1
+                return
+            }
+            if let held = target.tier.storedAt(of: key), held >= entry.storedAt {
+                report.kept += 1
+                return
+            }
+            target.tier.store(entry)
+            report.stored += 1
+            queued += entry.body.count
+            if queued >= 64 << 20 {
+                target.tier.flush()
+                queued = 0
+            }
+        }
+        target.tier.flush()
         return report
     }
 
@@ -201,14 +274,14 @@ public enum CacheSnapshot {
         }
     }
 
-    /// Calls `body` with each row's key and record (where SQLite holds it), in rowid order or, when
-    /// `orderedByUse`, least recently used first; tells `progress` every thousand rows.
+    /// Calls `body` with each row's key and record (where SQLite holds it) of `table`, in rowid
+    /// order or, when `orderedByUse`, least recently used first; tells `progress` every `every` rows.
     private static func eachRow(
-        of snapshot: SQLiteConnection, orderedByUse: Bool = false, total: Int, progress: (Int, Int) -> Void,
-        _ body: (String, UnsafeRawBufferPointer) throws -> Void
+        of snapshot: SQLiteConnection, table: String = "entries", orderedByUse: Bool = false, every: Int = stride,
+        total: Int, progress: (Int, Int) -> Void, _ body: (String, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let select = try snapshot.prepare(
-            "SELECT key, record FROM entries" + (orderedByUse ? " ORDER BY used_at" : ""))
+            "SELECT key, record FROM \(table)" + (orderedByUse ? " ORDER BY used_at" : ""))
         try select.bind()
         defer { select.reset() }
         var count = 0
@@ -220,7 +293,7 @@ public enum CacheSnapshot {
             }
             if let failure { throw failure }
             count += 1
-            if count % stride == 0 { progress(count, total) }
+            if count % every == 0 { progress(count, total) }
         }
         progress(count, total)
     }
@@ -242,7 +315,7 @@ public enum CacheSnapshot {
     /// What the rows of a snapshot add up to: how many, their records' bytes, and a digest (the
     /// wrapping sum of the records' own checksums, their last 8 bytes, which cover each record
     /// with its key), which a row taken out, added or replaced changes.
-    private struct Rows {
+    struct Rows {
         var count = 0
         var bytes = 0
         var digest: UInt64 = 0
@@ -258,6 +331,23 @@ public enum CacheSnapshot {
             count += 1
             bytes += record.count
             return true
+        }
+
+        /// The totals as a manifest lists a snapshot's pictures.
+        var pictures: SnapshotManifest.Pictures {
+            SnapshotManifest.Pictures(records: count, bytes: bytes, digest: digestText)
+        }
+
+        /// Throws unless these are the totals the manifest lists (`what`: the rows' name, for the
+        /// error).
+        func expect(_ records: Int, _ listedBytes: Int, _ listedDigest: String, of what: String)
+            throws(SnapshotError)
+        {
+            guard count == records, bytes == listedBytes, digestText == listedDigest else {
+                throw .damaged(
+                    "its \(what) (\(count), \(bytes) bytes, digest \(digestText)) are not the ones its manifest "
+                        + "lists (\(records), \(listedBytes) bytes, digest \(listedDigest))")
+            }
         }
     }
 }
@@ -279,6 +369,15 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
     public var digest: String
     /// When the last successful `metadataDate` sync of the cache it was made from started, if any.
     public var syncStartedAt: Double?
+    /// The pictures it holds, listed apart from the records; nil when it was made without them.
+    public var pictures: Pictures?
+
+    /// What a snapshot's pictures add up to (as `records`, `bytes` and `digest` are for records).
+    public struct Pictures: Codable, Sendable, Equatable {
+        public var records: Int
+        public var bytes: Int
+        public var digest: String
+    }
 
     func json() throws -> String {
         String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
@@ -286,7 +385,7 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
 
     init(
         format: Int, createdBy: String, createdAt: Double, records: Int, bytes: Int, digest: String,
-        syncStartedAt: Double?
+        syncStartedAt: Double?, pictures: Pictures?
     ) {
         self.format = format
         self.createdBy = createdBy
@@ -295,6 +394,7 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
         self.bytes = bytes
         self.digest = digest
         self.syncStartedAt = syncStartedAt
+        self.pictures = pictures
     }
 
     init(json: String) throws(SnapshotError) {
@@ -318,6 +418,31 @@ public struct SnapshotImport: Sendable, Equatable {
     /// Entries stored, and entries the target already held as new or newer (left as they were).
     public var stored = 0
     public var kept = 0
+    /// What became of the pictures; nil when none were imported (the snapshot had none, or the
+    /// target keeps no picture files).
+    public var pictures: Pictures?
+
+    /// Pictures stored, kept (held as new or newer), and refused: beyond the target's bounds, or
+    /// not the picture their details say.
+    public struct Pictures: Sendable, Equatable {
+        public var stored = 0
+        public var kept = 0
+        public var refused = 0
+    }
+}
+
+/// Where an import puts a snapshot's pictures: the picture files' tier, and the bounds each must
+/// keep (`--image-max-pixels`, `--image-max-bytes`), as one fetched from the image host would.
+public struct PictureTarget {
+    public let tier: ImageFileTier
+    public let maxPixels: Int
+    public let maxBytes: Int
+
+    public init(tier: ImageFileTier, maxPixels: Int, maxBytes: Int) {
+        self.tier = tier
+        self.maxPixels = maxPixels
+        self.maxBytes = maxBytes
+    }
 }
 
 /// Why a snapshot could not be made or was refused.

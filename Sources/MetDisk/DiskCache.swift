@@ -214,14 +214,14 @@ public final class DiskCache: PersistentTier {
 
     /// What is committed now, as `CacheSnapshot.export` writes it (what is still queued is not in
     /// it: it reaches the disk within the writer's batch window).
-    public func writeSnapshot(to file: String, createdBy: String, syncStartedAt: Double?, at now: Double) throws
-        -> Int
-    {
+    public func writeSnapshot(
+        to file: String, createdBy: String, syncStartedAt: Double?, pictures: Bool, at now: Double
+    ) throws -> (records: Int, pictures: Int) {
         let directory = String(path.dropLast(CacheDatabase.entries.fileName.count + 1))
-        return try CacheSnapshot.export(
+        let manifest = try CacheSnapshot.export(
             directory: directory, to: file, createdBy: createdBy, at: now, syncStartedAt: syncStartedAt,
-            progress: { _, _ in }
-        ).records
+            pictures: pictures, progress: { _, _ in })
+        return (manifest.records, manifest.pictures?.records ?? 0)
     }
 
     public func changes(from start: ChangeStart, limit: Int) throws -> ChangePage? {

@@ -180,6 +180,14 @@ public final class ImageFileTier: FileTier {
         return existed
     }
 
+    /// When the picture of `key` that the tier holds was stored, from its index row alone (its
+    /// file is not read); nil when it holds none, or the row cannot be read. Any thread.
+    func storedAt(of key: String) -> Double? {
+        if let waiting = queued.withLock({ $0[key] }) { return waiting?.storedAt }
+        guard let row = try? index.withLock({ index throws(SQLiteError) in try index.row(key) }) else { return nil }
+        return CacheEntry.restored(record: row.record, key: key)?.storedAt
+    }
+
     // MARK: FileTier
 
     public func openFile(key: String, etag: String) -> OpenFile? {
@@ -471,7 +479,7 @@ struct POSIXFailure: Error, CustomStringConvertible {
 extension CacheEntry {
     /// The same entry holding `body` instead (its ETag unchanged): what the index keeps without the
     /// bytes, and what a read makes of the row and the file.
-    fileprivate func withBody(_ body: [UInt8]) -> CacheEntry {
+    func withBody(_ body: [UInt8]) -> CacheEntry {
         CacheEntry(
             key: key, kind: kind, status: status, body: body, etag: etag, gzipped: gzipped, message: message,
             details: details, storedAt: storedAt, freshUntil: freshUntil, staleUntil: staleUntil,

@@ -7,14 +7,16 @@ import MetEngine
 /// and a snapshot merged into one (`CacheSnapshot`), with a progress line on a terminal.
 enum SnapshotCommands {
     static let exportUsage = """
-        usage: themet export FILE [server flags]
+        usage: themet export FILE [--images] [server flags]
 
         Writes a snapshot of the records cached in --data-dir (cache.sqlite: objects, ID lists,
         departments, remembered 404s) to FILE, one SQLite file with a manifest (format, counts,
         time, a digest of its rows, the last metadataDate sync). It is consistent while a server
         runs on the directory; rows whose record does not verify are left out. FILE appears whole
-        or not at all. Pictures are not included. Exit status: 0, 1 when it could not be made, 64
-        for bad arguments.
+        or not at all. With --images it also holds the picture files (images/ in --data-dir), each
+        with its record, counted apart in the manifest; a picture whose file does not hold the
+        bytes it was stored with (replaced or evicted meanwhile) is left out. Exit status: 0, 1
+        when it could not be made, 64 for bad arguments.
         """
 
     static let importUsage = """
@@ -28,34 +30,40 @@ enum SnapshotCommands {
         first: a file that is not a TheMet snapshot, or is truncated or damaged (a page, a record,
         the manifest's count or digest), is refused with the reason and nothing changes. The
         directory's last sync becomes the older of its own and the snapshot's, so that the next
-        metadataDate sync covers the imported records. Stop a server on the directory first, or
+        metadataDate sync covers the imported records. A snapshot's pictures go to the picture
+        files within --image-cache-size (none when it is 0), each checked first as a picture from
+        the Met's image host is (--image-max-bytes, --image-max-pixels, its type and size): one
+        that is not admitted is left out and counted. Stop a server on the directory first, or
         restart it after: a running server keeps what it holds in memory. Exit status: 0, 1 when
         the file was refused or the import failed, 64 for bad arguments.
         """
 
-    /// The snapshot file named first in `arguments`, and the server flags after it. Throws a
-    /// usage error's text.
+    /// The snapshot file named first in `arguments`, whether `--images` is among the rest (export
+    /// only), and the server flags after it. Throws a usage error's text.
     static func parse(_ arguments: [String], command: String) throws(ConfigurationError) -> (
-        file: String, server: [String]
+        file: String, pictures: Bool, server: [String]
     ) {
         guard let file = arguments.first, !file.hasPrefix("-") || file == "-" else {
             throw ConfigurationError(flag: command, reason: "needs the snapshot's file: themet \(command) FILE")
         }
         guard file != "-" else { throw ConfigurationError(flag: command, reason: "FILE must be a file, not -") }
-        return (file, Array(arguments.dropFirst()))
+        let rest = Array(arguments.dropFirst())
+        guard command == "export" else { return (file, false, rest) }
+        return (file, rest.contains("--images"), rest.filter { $0 != "--images" })
     }
 
     /// `themet export`; the exit status.
-    static func export(to file: String, configuration: ServerConfiguration, logger: Logger) -> Int32 {
+    static func export(to file: String, pictures: Bool, configuration: ServerConfiguration, logger: Logger) -> Int32 {
         let directory = configuration.cache.dataDirectory
         let progress = TerminalProgress(verb: "exporting")
         do {
             let manifest = try CacheSnapshot.export(
                 directory: directory, to: file, createdBy: "themet \(MetService.version)",
                 at: Date().timeIntervalSince1970, syncStartedAt: SyncState(directory: directory, logger: logger).load(),
-                progress: progress.report)
+                pictures: pictures, progress: progress.report)
             progress.end()
-            print("exported \(manifest.records) records (\(megabytes(manifest.bytes))) to \(file)")
+            let held = manifest.pictures.map { " and \($0.records) pictures (\(megabytes($0.bytes)))" } ?? ""
+            print("exported \(manifest.records) records (\(megabytes(manifest.bytes)))\(held) to \(file)")
             return 0
         } catch {
             progress.end()
@@ -109,9 +117,19 @@ enum SnapshotCommands {
             return 1
         }
         defer { disk.close() }
+        let pictures =
+            verified.manifest.pictures != nil && configuration.images.cacheSize > 0
+            ? ImageFileTier.open(directory: directory, capacity: configuration.images.cacheSize, logger: logger)
+            : nil
+        defer { pictures?.close() }
         let report: SnapshotImport
         do {
-            report = try CacheSnapshot.importing(verified, into: disk, progress: progress.report)
+            report = try CacheSnapshot.importing(
+                verified, into: disk,
+                pictures: pictures.map {
+                    PictureTarget(
+                        tier: $0, maxPixels: configuration.images.maxPixels, maxBytes: configuration.images.maxBytes)
+                }, progress: progress.report)
         } catch {
             progress.end()
             FileHandle.standardError.write(Data("themet: import failed: \(error)\n".utf8))
@@ -121,9 +139,21 @@ enum SnapshotCommands {
         if report.stored > 0 {
             adoptSync(report.manifest.syncStartedAt, in: directory, hadCache: hadCache, logger: logger)
         }
-        print(
+        var summary =
             "imported \(name ?? file): \(report.manifest.records) records, \(report.stored) stored, \(report.kept) kept "
-                + "(held as new or newer)")
+            + "(held as new or newer)"
+        if let listed = verified.manifest.pictures {
+            if let done = report.pictures {
+                summary +=
+                    "; \(listed.records) pictures, \(done.stored) stored, \(done.kept) kept, \(done.refused) refused "
+                    + "(beyond this server's bounds, or not the picture they say)"
+            } else {
+                summary +=
+                    "; \(listed.records) pictures left out (no picture files: --image-cache-size is 0, or images/ "
+                    + "could not be opened)"
+            }
+        }
+        print(summary)
         return 0
     }
 

@@ -55,10 +55,12 @@ if isServe || routeCommand != nil || isSync || isWarm || isReindex || snapshotCo
 }
 
 var snapshotFile = ""
+var snapshotPictures = false
 if let snapshotCommand {
     do {
         let parsed = try SnapshotCommands.parse(arguments, command: snapshotCommand)
         snapshotFile = parsed.file
+        snapshotPictures = parsed.pictures
         arguments = ["--log-level", "warning"] + parsed.server
     } catch {
         exitForUsage("\(error)")
@@ -115,7 +117,10 @@ let logger = Logger(
 // The snapshot commands and reindex use the data directory alone: no upstream, no engine.
 if isReindex { exit(ReindexCommand.run(configuration: configuration, logger: logger)) }
 switch snapshotCommand {
-case "export"?: exit(SnapshotCommands.export(to: snapshotFile, configuration: configuration, logger: logger))
+case "export"?:
+    exit(
+        SnapshotCommands.export(
+            to: snapshotFile, pictures: snapshotPictures, configuration: configuration, logger: logger))
 case "import"?: exit(await SnapshotCommands.importing(snapshotFile, configuration: configuration, logger: logger))
 default: break
 }

@@ -358,6 +358,60 @@ struct PersistenceTests {
         }
     }
 
+    /// `--images` and `?images=true`: the pictures the curl client fetched travel with the records
+    /// and are served by the importing instance from its files, without the image host; an
+    /// import keeps only what its own bounds admit.
+    @Test func aSnapshotWithImagesCarriesThePicturesToAnotherInstance() async throws {
+        let arguments = Self.unpaced + ImageTierTests.patient
+        let servers = try await Servers.start(themet: arguments)
+        let paths =
+            ["/objects/436535"] + [ImageTierTests.large, "/CRDImages/ep/web-large/DT1947.jpg"].map { "/images" + $0 }
+        let before = try await Self.fetch(paths, from: servers)
+        #expect(before.values.allSatisfy { $0.status == 200 })
+        try await Self.waitUntilCommitted(servers)
+        for _ in 0..<1_000 {
+            let files = try await servers.get("/health").json()["images"] as? [String: Any]
+            if (files?["files"] as? [String: Any])?["queued"] as? Int == 0 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try await servers.get("/cache/snapshot?images=maybe").status == 400)
+
+        let scratch = TemporaryDirectory()
+        let file = scratch.path + "/with-pictures.snapshot"
+        let export = try await ThemetCommand.run(["export", file, "--images", "--data-dir", servers.dataDirectory])
+        #expect(export.status == 0, "\(export.errorText)")
+        #expect(String(decoding: export.output, as: UTF8.self).contains(" and 2 pictures ("), "\(export.output)")
+        for (flags, expected) in [
+            (["--image-cache-size", "0"], "; 2 pictures left out (no picture files"),
+            (["--image-max-pixels", "1000"], "; 2 pictures, 0 stored, 0 kept, 2 refused"),
+        ] {
+            let bounded = try await ThemetCommand.run(
+                ["import", file, "--data-dir", scratch.path + "/bounded-\(flags[0])"] + flags)
+            #expect(bounded.status == 0, "\(bounded.errorText)")
+            #expect(String(decoding: bounded.output, as: UTF8.self).contains(expected), "\(bounded.output)")
+        }
+
+        let target = scratch.path + "/target"
+        let url = servers.themet.baseURL + "/cache/snapshot?images=true"
+        let imported = try await ThemetCommand.run(["import", url, "--data-dir", target])
+        #expect(imported.status == 0, "\(imported.errorText)")
+        let summary = String(decoding: imported.output, as: UTF8.self)
+        #expect(summary.contains("; 2 pictures, 2 stored, 0 kept, 0 refused"), "\(summary)")
+        servers.themet.signal(SIGTERM)
+        #expect(await servers.themet.waitForExit() == 0)
+
+        let calls = try await servers.upstreamStats().total
+        let second = try await servers.restartingThemet(arguments, dataDirectory: target)
+        let after = try await Self.fetch(paths, from: second)
+        #expect(try await second.upstreamStats().total == calls)
+        for path in paths {
+            #expect(after[path]?.body == before[path]?.body, "\(path)")
+            #expect(after[path]?.header("ETag") == before[path]?.header("ETag"), "\(path)")
+        }
+        second.themet.signal(SIGTERM)
+        #expect(await second.themet.waitForExit() == 0)
+    }
+
     @Test func anImportFromAURLIsRefusedWithTheServersReasonAndLeavesNothingBehind() async throws {
         let token = "a-token-of-twenty-chars"
         let servers = try await Servers.start(

@@ -9,13 +9,21 @@ import Testing
 struct ImageFileTierTests {
     private static let policy = FreshnessPolicy()
 
-    /// A picture entry of `size` bytes (not a real image: the tier stores bytes, the resource judges them).
-    private static func picture(_ name: String, size: Int = 10_000, storedAt: Double = 1_000, fill: UInt8 = 7)
-        -> CacheEntry
-    {
-        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) ^ fill }
+    /// A picture entry of `size` bytes (at least 45) declaring `width` × `height` pixels: a PNG's
+    /// signature, `IHDR` and `IEND` around filler, which is all a header's reader looks at (the
+    /// tier stores bytes; a resource judges them by their header).
+    static func picture(
+        _ name: String, size: Int = 10_000, storedAt: Double = 1_000, fill: UInt8 = 7, width: Int = 500,
+        height: Int = 400
+    ) -> CacheEntry {
+        func bigEndian(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        let head =
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + bigEndian(width)
+            + bigEndian(height) + [8, 2, 0, 0, 0, 0, 0, 0, 0]
+        let end: [UInt8] = [0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82]
+        let body = head + (0..<(size - head.count - end.count)).map { UInt8(truncatingIfNeeded: $0 &* 31) ^ fill } + end
         let details = ImageDetails(
-            contentType: "image/jpeg", width: 500, height: 400,
+            contentType: "image/png", width: width, height: height,
             upstream: UpstreamValidators(etag: "\"up-\(name)\"", lastModified: "Wed, 23 Oct 2019 00:00:00 GMT"))
         return CacheEntry(
             key: "/CRDImages/ep/web-large/\(name).jpg", kind: .image, status: 200, body: body,
@@ -23,14 +31,14 @@ struct ImageFileTierTests {
             storedAt: storedAt, freshUntil: storedAt + 100, staleUntil: storedAt + 200, revalidateUntil: storedAt + 150)
     }
 
-    private static func open(_ directory: TemporaryDirectory, capacity: Int = 1 << 30, log: MemoryLog = MemoryLog())
+    static func open(_ directory: TemporaryDirectory, capacity: Int = 1 << 30, log: MemoryLog = MemoryLog())
         throws -> ImageFileTier
     {
         try #require(ImageFileTier.open(directory: directory.path, capacity: capacity, logger: log.logger()))
     }
 
     /// The path of `entry`'s file.
-    private static func file(of entry: CacheEntry, in directory: TemporaryDirectory) -> String {
+    static func file(of entry: CacheEntry, in directory: TemporaryDirectory) -> String {
         directory.path + "/images/files/" + ImageFileTier.fileName(for: entry.key)
     }
 

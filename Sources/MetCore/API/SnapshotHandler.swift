@@ -23,9 +23,10 @@ struct SnapshotHandler: Sendable {
         self.logger = logger
     }
 
-    /// The snapshot's response (200 with `application/vnd.sqlite3`), or a problem: 404
-    /// `no_persistent_cache` without a tier, 500 when it could not be made.
-    func snapshot() -> Answer {
+    /// The snapshot's response (200 with `application/vnd.sqlite3`), with the pictures when
+    /// `pictures`, or a problem: 404 `no_persistent_cache` without a tier, 500 when it could not
+    /// be made.
+    func snapshot(pictures: Bool) -> Answer {
         guard let disk else {
             return .ready(
                 Problem(
@@ -37,9 +38,9 @@ struct SnapshotHandler: Sendable {
         return .suspended(
             Suspension { [self] in
                 let now = time.now()
-                let made = await gate.run { [self] in make(from: disk, at: now) }
+                let made = await gate.run { [self] in make(from: disk, pictures: pictures, at: now) }
                 switch made {
-                case .success(let (file, length, records)):
+                case .success(let (file, length, held)):
                     var response = Response(
                         status: 200,
                         headers: [
@@ -49,7 +50,10 @@ struct SnapshotHandler: Sendable {
                             "Cache-Control": "no-store",
                         ])
                     response.fileBody = FileBody(file: file, length: length)
-                    logger.info("snapshot: \(records) records, \(length) bytes, sent from \(directory)")
+                    logger.info(
+                        "snapshot: \(held.records) records"
+                            + (pictures ? ", \(held.pictures) pictures" : "")
+                            + ", \(length) bytes, sent from \(directory)")
                     return response
                 case .failure(let reason):
                     logger.warning("snapshot: cannot make one in \(directory): \(reason)")
@@ -58,16 +62,18 @@ struct SnapshotHandler: Sendable {
             })
     }
 
-    /// Makes the snapshot file, opens it and unlinks it: the open file, its length and its records,
-    /// or why it failed. Blocking: on the gate's thread.
-    private func make(from disk: any PersistentTier, at now: Double) -> Result<(OpenFile, Int, Int), SnapshotFailure> {
+    /// Makes the snapshot file, opens it and unlinks it: the open file, its length and what it
+    /// holds, or why it failed. Blocking: on the gate's thread.
+    private func make(from disk: any PersistentTier, pictures: Bool, at now: Double) -> Result<
+        (OpenFile, Int, (records: Int, pictures: Int)), SnapshotFailure
+    > {
         let path = directory + "/snapshot-\(UUID().uuidString)"
         defer { unlink(path) }
-        let records: Int
+        let held: (records: Int, pictures: Int)
         do {
-            records = try disk.writeSnapshot(
+            held = try disk.writeSnapshot(
                 to: path, createdBy: "themet \(MetService.version)",
-                syncStartedAt: SyncState(directory: directory, logger: logger).load(), at: now)
+                syncStartedAt: SyncState(directory: directory, logger: logger).load(), pictures: pictures, at: now)
         } catch {
             return .failure(SnapshotFailure(reason: "\(error)"))
         }
@@ -78,7 +84,7 @@ struct SnapshotHandler: Sendable {
         guard fstat(descriptor, &status) == 0 else {
             return .failure(SnapshotFailure(reason: String(cString: strerror(errno))))
         }
-        return .success((file, Int(status.st_size), records))
+        return .success((file, Int(status.st_size), held))
     }
 
     /// Why a snapshot could not be made, in words.

@@ -29,10 +29,14 @@ public protocol PersistentTier: Sendable {
     var statistics: PersistentTierStatistics { get }
 
     /// Writes a snapshot of what the tier holds to `file`, a new file (`themet export`'s format),
-    /// naming `createdBy` as its maker and `syncStartedAt` as the last sync; returns how many
-    /// records it holds. Blocks for as long as copying the tier takes (seconds for a large one):
-    /// on a thread of its own, never a loop's or the task pool's. Throws why it could not be made.
-    func writeSnapshot(to file: String, createdBy: String, syncStartedAt: Double?, at now: Double) throws -> Int
+    /// naming `createdBy` as its maker and `syncStartedAt` as the last sync, with the pictures
+    /// kept in files beside the tier (the same data directory's) when `pictures`; returns how
+    /// many records and pictures it holds. Blocks for as long as copying takes (seconds for a
+    /// large tier, more with pictures): on a thread of its own, never a loop's or the task
+    /// pool's. Throws why it could not be made.
+    func writeSnapshot(
+        to file: String, createdBy: String, syncStartedAt: Double?, pictures: Bool, at now: Double
+    ) throws -> (records: Int, pictures: Int)
 
     /// At most `limit` changes of the tier's change log from `start` (see `ObjectChange`), or nil
     /// when the tier keeps no log. Committed changes only (a store still queued is listed once its
@@ -50,9 +54,9 @@ extension PersistentTier {
     public func entryAtOnce(for key: String) -> AtOnceRead { .declined }
 
     /// Refused: a tier makes snapshots only when it says how.
-    public func writeSnapshot(to file: String, createdBy: String, syncStartedAt: Double?, at now: Double) throws
-        -> Int
-    {
+    public func writeSnapshot(
+        to file: String, createdBy: String, syncStartedAt: Double?, pictures: Bool, at now: Double
+    ) throws -> (records: Int, pictures: Int) {
         throw SnapshotUnsupported()
     }
 }

@@ -70,6 +70,21 @@ public struct ImageResource: UpstreamRequest, Hashable {
         }
     }
 
+    /// Whether `entry`, a picture entry that did not come from this process's fetches (a
+    /// snapshot's), is one `judge` could have stored within these bounds: a 404 without bytes, or
+    /// a 200 of at most `maxBytes` whose bytes read as a whole picture of at most `maxPixels`,
+    /// of the type and size its details say, under their strong ETag. What such an entry must
+    /// be before it is kept, served or decoded.
+    public static func admits(_ entry: CacheEntry, maxPixels: Int, maxBytes: Int) -> Bool {
+        guard entry.kind == .image else { return false }
+        guard entry.status == 200 else { return entry.status == 404 && entry.body.isEmpty }
+        guard entry.body.count <= maxBytes, case .image(let details) = entry.details,
+            ETag.strong(for: entry.body) == entry.etag, case .success(let header) = ImageHeader.read(entry.body)
+        else { return false }
+        return header.pixels <= maxPixels && header.format.mediaType == details.contentType
+            && header.width == details.width && header.height == details.height
+    }
+
     public static func outcome(of answer: Answer) -> UpstreamOutcome {
         answer == .notFound ? .notFound : .ok
     }
