@@ -30,7 +30,7 @@ public final class DiskCache: PersistentTier {
     /// Reader connections for local search, with a page cache of their own (`searchCacheKiB`).
     private let idleSearchers = Locked<[Reader]>([])
     /// The page cache of a search's connection, in KiB: the index's pages a word reads (its
-    /// doclists, the documents' sizes bm25 weighs by) stay in it from one search to the next.
+    /// doclists, by word and column) stay in it from one search to the next.
     static let searchCacheKiB = 16_384
     /// Reads counted, and whether `close()` has run: atomics, as both loop threads read on every
     /// disk hit (locks there made the loops wait for each other).

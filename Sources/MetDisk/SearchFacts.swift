@@ -1,9 +1,9 @@
 import MetEngine
 
 /// The `search_facts` table in memory, for local search: filters, facets and the orders by ID and
-/// date are worked out here over the words' matches, which SQLite gives as object IDs with their
-/// bm25 scores. Joined in SQL, the facts of each match cost a B-tree lookup (and each facet one
-/// more pass): 45 ms for a word of 7,700 matches among 100,000 records, against 2 ms here.
+/// date are worked out here over the words' matches, which SQLite gives as object IDs. Joined in
+/// SQL, the facts of each match cost a B-tree lookup (and each facet one more pass): 45 ms for a
+/// word of 7,700 matches among 100,000 records, against 2 ms here.
 ///
 /// The copy is of one version of the index (`search_version`, which every transaction that changes
 /// the index raises). The writer of this process brings it to its own new version after each

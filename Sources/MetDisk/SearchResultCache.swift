@@ -3,7 +3,7 @@ import MetEngine
 /// Local searches already worked out, by their search (paging aside) and the index's version
 /// (`search_version`): every match's ID in order, the total and the facets. Paging through a
 /// result, or asking the same search again, reads a slice here instead of matching the words and
-/// counting the facets again (a common word is thousands of matches, each with a bm25 score).
+/// scoring and counting them again (a common word is thousands of matches).
 /// Results of older versions stay while there is room: a client paging through one asks for its
 /// version (`LocalSearch.version`), so its pages stay of one result while the cache fills. Bounded
 /// by a cost (the IDs kept, and for each result a share for its key and facets, so that results

@@ -190,6 +190,42 @@ struct SearchIndexTests {
         }
     }
 
+    /// Relevance: the weights of the columns that hold a word add up (a title most, then tags and
+    /// artist, medium and place, the rest), a column counting once; with several words, a rarer
+    /// word counts more (its idf); `columns` (title=true) counts those columns alone.
+    @Test func relevanceWeighsTheColumnsThatHoldEachWordAndRarerWordsMore() throws {
+        let directory = TemporaryDirectory()
+        let disk = try DiskCacheTests.open(directory)
+        defer { disk.close() }
+        let records = [
+            Self.record(11, ["creditLine": "Gift of a heron heron heron lover"]),
+            Self.record(12, ["medium": "Heron feathers"]),
+            Self.record(13, ["artistDisplayName": "Heron"]),
+            Self.record(14, ["title": "Heron"]),
+            Self.record(15, ["title": "Heron", "artistDisplayName": "Heron Studio"]),
+            Self.record(16, ["tags": ["Heron"]]),
+            // Both hold both words; the rarer word is in 21's title, the commoner in 20's.
+            Self.record(20, ["title": "Common pond", "creditLine": "kingfisher"]),
+            Self.record(21, ["title": "Kingfisher", "creditLine": "common pond"]),
+        ]
+        for record in records { disk.store(record) }
+        for id in 30..<60 { disk.store(Self.record(id, ["title": "Common \(id)"])) }
+        disk.flush()
+        #expect(try Self.ids(disk) { $0.words = ["heron"] } == [15, 14, 13, 16, 12, 11])
+        #expect(try Self.ids(disk) { $0.words = ["kingfisher", "common"] } == [21, 20])
+        #expect(
+            try Self.ids(disk) {
+                $0.words = ["heron"]
+                $0.columns = ["artist"]
+            } == [13, 15])
+        // Another order reads no score: IDs as asked.
+        #expect(
+            try Self.ids(disk) {
+                $0.words = ["heron"]
+                $0.order = .idDescending
+            } == [16, 15, 14, 13, 12, 11])
+    }
+
     @Test func facetsCountEveryMatchOnce() throws {
         let directory = TemporaryDirectory()
         let disk = try Self.open(directory)

@@ -71,7 +71,7 @@ def benchmark_local_search(bins: Path, themet: Child, port: int, records: int, a
     table.rows.append(["themet reindex, while serving", f"{rate:,.0f}", "", "", f"{cpu / records * 1e6:.0f} per record",
                        f"≥ {REINDEX_TARGET:,}/s: {'met' if rate >= REINDEX_TARGET else 'missed'}"])
     table.notes.append("the words are the synthetic records' makers, places and materials; a first search reads "
-                       "the matches and their bm25 scores from SQLite (FTS5) and the facts from memory; then the "
-                       "ordered result, total and facets are kept for that version of the index, which is what "
-                       "wrk's searches read")
+                       "the matches, and for relevance which columns hold the word, from SQLite (FTS5), and the "
+                       "facts from memory; then the ordered result, total and facets are kept for that version of "
+                       "the index, which is what wrk's searches read")
     return table

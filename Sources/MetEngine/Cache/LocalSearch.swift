@@ -7,7 +7,8 @@
 public struct LocalSearch: Sendable, Hashable {
     /// The order of the results; every order ends with the object ID, so pages are stable.
     public enum Order: String, Sendable, CaseIterable {
-        /// Best match first (bm25; a title match weighs most), then by ID. By ID without words.
+        /// Best match first (BM25 over the fields: a title match weighs most), then by ID. By ID
+        /// without words.
         case relevance
         case id
         case idDescending
