@@ -175,6 +175,35 @@ struct LocalSearchTests {
         #expect(usage.status == 64, "\(usage.errorText)")
     }
 
+    /// Words a hostile client sends, through the real client's query string: FTS5's syntax,
+    /// control characters, symbols without a letter, 240 one-letter words in one, too many words,
+    /// more than 500 bytes. Each is a 200 (finding what its letters find, or nothing) or a 400
+    /// naming `q`; never a 500, and the server searches as before afterwards.
+    @Test(arguments: [
+        ("q=stu%00dy", 200), ("q=%3F%3F%3F", 200), ("q=%22study%22", 200), ("q=study%20OR%20nothing", 200),
+        ("q=title%3Astudy", 200), ("q=NEAR(study%20no)", 200), ("q=study*", 200), ("q=-study", 200),
+        ("q=%F0%9F%8E%A8", 200), ("medium=%21%21%21", 200), ("q=%C3%A9tude%20%0D%0A%09", 200),
+        ("q=" + String(repeating: "s.", count: 240), 200),
+        ("q=" + String(repeating: "s.", count: 1_500), 400),
+        ("q=" + Array(repeating: "s", count: 17).joined(separator: "%20"), 400),
+    ])
+    func hostileWordsAreAnAnswerOrA400(query: String, status: Int) async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "100"], themet: Self.unpaced)
+        let batch = (1...100).map(String.init).joined(separator: ",")
+        #expect(try await servers.get("/objects?ids=\(batch)&wait=30000").status == 200)
+        try await servers.waitUntilIndexed(90)
+        let before = try await servers.get("/search?source=local&q=study&hasImages=false").json()["total"] as? Int
+        let answer = try await servers.get("/search?source=local&hasImages=false&" + query)
+        #expect(answer.status == status, "\(String(decoding: answer.body, as: UTF8.self).prefix(300))")
+        if status == 400 {
+            #expect(try answer.json()["parameter"] as? String == "q")
+        } else if query.contains("%3F%3F%3F") || query.contains("%F0") || query.contains("%21") {
+            #expect(try answer.json()["total"] as? Int == 0)
+        }
+        #expect(try await servers.get("/search?source=local&q=study&hasImages=false").json()["total"] as? Int == before)
+        #expect(before ?? 0 > 0)
+    }
+
     @Test func withoutAPersistentTierThereIsNothingToSearch() async throws {
         let servers = try await Servers.start(themet: ["--disk-cache-size", "0"])
         let answer = try await servers.get("/search?source=local&q=cypress")

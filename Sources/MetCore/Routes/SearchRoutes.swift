@@ -16,6 +16,8 @@ enum SearchRoutes {
                 store: services.store, renders: services.searchRenders),
             for: request)
         guard local.fallsBack else { return answer }
+        // A memory hit that answered (the hot path) makes no closures.
+        if case .ready(let response) = answer, !LocalSearchHandler.metFailed(response) { return answer }
         return answer.recovering(when: { LocalSearchHandler.metFailed($0) }) { [query] failure in
             local.standIn(for: query, presentation, after: failure)
         }
