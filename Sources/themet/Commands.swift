@@ -29,6 +29,9 @@ enum Commands {
         Command(
             name: "reindex", summary: "Rebuild the local search index of the cache of --data-dir.",
             usage: ReindexCommand.usage),
+        Command(
+            name: "config", summary: "Print the configuration in effect, and where each value came from.",
+            usage: ConfigCommand.usage),
         Command(name: "help", summary: "Print the help of a command: themet help search.", usage: helpUsage),
     ]
 

@@ -40,15 +40,16 @@ let isSync = arguments.first == "sync"
 let isWarm = arguments.first == "warm"
 let isServe = arguments.first == "serve"
 let isReindex = arguments.first == "reindex"
+let isConfig = arguments.first == "config"
 let snapshotCommand = arguments.first.flatMap { $0 == "export" || $0 == "import" ? $0 : nil }
 if options.contains("--help") || options.contains("-h") {
     let named =
-        isServe || routeCommand != nil || isSync || isWarm || isReindex || snapshotCommand != nil
+        isServe || routeCommand != nil || isSync || isWarm || isReindex || isConfig || snapshotCommand != nil
         ? arguments.first.flatMap(Commands.usage) : nil
     print(named ?? Commands.overview)
     exit(0)
 }
-if isServe || routeCommand != nil || isSync || isWarm || isReindex || snapshotCommand != nil {
+if isServe || routeCommand != nil || isSync || isWarm || isReindex || isConfig || snapshotCommand != nil {
     arguments.removeFirst()
 } else if let first = arguments.first, !first.hasPrefix("-") {
     exitForUsage("no command '\(first)'; the commands are \(Commands.all.map(\.name).joined(separator: ", "))")
@@ -101,9 +102,16 @@ let upstream: any Upstream
 let imageUpstream: (any Upstream)?
 let groupSecret: String?
 do {
-    configuration = try ServerConfiguration.parse(
-        arguments: arguments, environment: ProcessInfo.processInfo.environment,
-        processorCount: ProcessInfo.processInfo.activeProcessorCount)
+    let environment = ProcessInfo.processInfo.environment
+    let file = try ConfigurationFile.load(arguments: arguments, environment: environment)
+    let resolved = try ServerConfiguration.resolve(
+        arguments: arguments, environment: environment, processorCount: ProcessInfo.processInfo.activeProcessorCount,
+        file: file)
+    if isConfig {
+        print(ConfigCommand.text(origins: resolved.origins, file: file), terminator: "")
+        exit(0)
+    }
+    configuration = resolved.configuration
     try configuration.prepareDataDirectory()
     upstream = try configuration.makeUpstream()
     imageUpstream = try configuration.makeImageUpstream()

@@ -112,6 +112,7 @@ struct AccessLogTests {
     @Test func anAccessLogThatCannotBeOpenedStopsStartUpWithAUsageError() async throws {
         let themet = Process()
         themet.executableURL = BuiltProducts.themet
+        themet.environment = BuiltProducts.environment
         themet.arguments = [
             "serve", "--port", "0", "--upstream", BuiltProducts.fixtures.path, "--access-log",
             "/nonexistent-dir/access.log",

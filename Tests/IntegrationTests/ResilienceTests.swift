@@ -212,6 +212,7 @@ struct ResilienceTests {
     func badConfigurationExits64NamingTheFlag(arguments: [String]) async throws {
         let process = Process()
         process.executableURL = BuiltProducts.themet
+        process.environment = BuiltProducts.environment
         process.arguments = ["serve"] + arguments
         let errors = Pipe()
         process.standardError = errors

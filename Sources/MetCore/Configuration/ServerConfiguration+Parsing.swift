@@ -1,23 +1,67 @@
 import MetEngine
 
+/// Where the value of an option in effect came from.
+public enum SettingSource: Sendable, Equatable {
+    /// A line of a configuration file.
+    case file(path: String, line: Int)
+    /// A `THEMET_*` variable, by name.
+    case environment(String)
+    /// A command-line flag.
+    case flag
+}
+
+/// An option's value as it was given, and where.
+public struct SettingOrigin: Sendable, Equatable {
+    public let value: String
+    public let source: SettingSource
+}
+
 extension ServerConfiguration {
     /// Builds a configuration from command-line arguments over `THEMET_*` environment variables
-    /// over defaults. Pure: reads nothing but its arguments.
+    /// over the configuration file `file` over defaults. Pure: reads nothing but its arguments.
     ///
     /// Flags are `--flag value` or `--flag=value`; `--` ends them (nothing may follow it here). An
     /// unknown flag, a missing value or a bad value throws a `ConfigurationError` naming the
-    /// flag. A bad environment value throws too, naming its variable, unless the flag is given:
-    /// the flag wins, so it can stand in for a variable that cannot be changed.
+    /// flag. A bad environment value throws too, naming its variable, unless the flag is given;
+    /// a bad value in the file, naming its line, unless the variable or the flag is given: the
+    /// source that wins can stand in for one that cannot be changed.
     public static func parse(
-        arguments: [String], environment: [String: String], processorCount: Int
+        arguments: [String], environment: [String: String], processorCount: Int, file: ConfigurationFile? = nil
     ) throws(ConfigurationError) -> ServerConfiguration {
+        try resolve(arguments: arguments, environment: environment, processorCount: processorCount, file: file)
+            .configuration
+    }
+
+    /// `parse`, with where each option that is not at its default came from, by flag (what
+    /// `themet config` prints).
+    public static func resolve(
+        arguments: [String], environment: [String: String], processorCount: Int, file: ConfigurationFile? = nil
+    ) throws(ConfigurationError) -> (configuration: ServerConfiguration, origins: [String: SettingOrigin]) {
         var configuration = ServerConfiguration(environment: environment, processorCount: processorCount)
+        var origins: [String: SettingOrigin] = [:]
+        var fileErrors: [(flag: String, error: ConfigurationError)] = []
+        for setting in file?.settings ?? [] {
+            let path = file?.path ?? ""
+            guard let option = options.first(where: { $0.flag == setting.option }) else { continue }
+            if let reason = option.apply(&configuration, setting.value) {
+                let name = String(option.flag.dropFirst(2))
+                let error = ConfigurationError(flag: name, reason: reason, location: "\(path):\(setting.line)")
+                fileErrors.append((option.flag, error))
+            } else {
+                origins[option.flag] = SettingOrigin(
+                    value: setting.value, source: .file(path: path, line: setting.line))
+            }
+        }
         var environmentErrors: [ConfigurationError] = []
+        var variables = Set<String>()
         for option in options {
             if let value = environment[option.environmentVariable] {
+                variables.insert(option.flag)
                 if let reason = option.apply(&configuration, value) {
                     environmentErrors.append(
                         ConfigurationError(flag: option.flag, reason: "\(reason) (from \(option.environmentVariable))"))
+                } else {
+                    origins[option.flag] = SettingOrigin(value: value, source: .environment(option.environmentVariable))
                 }
             }
         }
@@ -42,6 +86,13 @@ extension ServerConfiguration {
                 name = argument
                 inlineValue = nil
             }
+            if name == ConfigurationFile.flag {
+                // Read before: `file` is the configuration it names (`ConfigurationFile.load`).
+                guard inlineValue != nil || remaining.popFirst() != nil else {
+                    throw ConfigurationError(flag: name, reason: "needs a value (FILE)")
+                }
+                continue
+            }
             guard let option = options.first(where: { $0.flag == name }) else {
                 throw ConfigurationError(flag: name, reason: "unknown flag; see --help")
             }
@@ -51,10 +102,14 @@ extension ServerConfiguration {
             if let reason = option.apply(&configuration, value) {
                 throw ConfigurationError(flag: name, reason: reason)
             }
+            origins[name] = SettingOrigin(value: value, source: .flag)
             given.insert(name)
         }
         if let error = environmentErrors.first(where: { !given.contains($0.flag) }) { throw error }
-        return configuration
+        if let failure = fileErrors.first(where: { !given.contains($0.flag) && !variables.contains($0.flag) }) {
+            throw failure.error
+        }
+        return (configuration, origins)
     }
 
     /// Why `value` cannot be a secret (`--admin-token`, `--redis-secret`), or nil when it can: 16 to

@@ -24,6 +24,15 @@ enum BuiltProducts {
     }()
 
     static var themet: URL { directory.appendingPathComponent("themet") }
+
+    /// The environment a started process gets: this one's, with no configuration file read
+    /// (`THEMET_CONFIG` empty) unless the test names one: a developer's own
+    /// `~/.config/themet/themet.conf` must not change what a test's server does.
+    static var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["THEMET_CONFIG"] = ""
+        return environment
+    }
     static var fixtureServer: URL { directory.appendingPathComponent("met-fixture-server") }
     static var fixtures: URL { packageRoot.appendingPathComponent("Fixtures") }
 }

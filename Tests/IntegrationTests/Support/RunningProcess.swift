@@ -18,7 +18,7 @@ final class RunningProcess: Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
+        var env = BuiltProducts.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let stdout = Pipe()

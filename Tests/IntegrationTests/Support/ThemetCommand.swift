@@ -30,6 +30,7 @@ enum ThemetCommand {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = BuiltProducts.environment
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

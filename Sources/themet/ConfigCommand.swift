@@ -1,0 +1,65 @@
+import MetCore
+import MetEngine
+
+/// `themet config`: the configuration a server given the same flags, variables and file would
+/// run with, written as a configuration file that says where each value came from.
+enum ConfigCommand {
+    static let usage = """
+        usage: themet config [server flags]
+
+        Prints the configuration that themet serve, given the same flags, THEMET_* variables and
+        configuration file, would run with, as a configuration file: each setting given somewhere
+        as name = value, with where it came from (a flag, a variable, or FILE:LINE), then each
+        setting left at its default as a comment. The values of --admin-token and --redis-secret,
+        and a password in --redis, are masked. Changes nothing. Exit status: 0, 64 for a bad
+        configuration (said as themet serve says it).
+        """
+
+    /// Options whose values are never printed.
+    static let secrets: Set<String> = ["--admin-token", "--redis-secret"]
+
+    /// The text printed for `origins` (see `ServerConfiguration.resolve`), read from `file`.
+    static func text(origins: [String: SettingOrigin], file: ConfigurationFile?) -> String {
+        var lines = [
+            "# themet \(MetService.version): the configuration in effect (flags over THEMET_* variables over "
+                + (file.map { "\($0.path)" } ?? "no configuration file") + " over defaults)"
+        ]
+        var defaults: [String] = []
+        for option in ServerConfiguration.options {
+            let name = String(option.flag.dropFirst(2))
+            guard let origin = origins[option.flag] else {
+                defaults.append("# \(name): \(option.defaultText)")
+                continue
+            }
+            let source =
+                switch origin.source {
+                case .flag: "flag \(option.flag)"
+                case .environment(let variable): variable
+                case .file(let path, let line): "\(path):\(line)"
+                }
+            lines.append("\(name) = \(quoted(masked(origin.value, of: option.flag)))  # \(source)")
+        }
+        return (lines + ["", "# defaults"] + defaults).joined(separator: "\n") + "\n"
+    }
+
+    /// `value` with a secret hidden: all of a secret option's, the password of a URL's userinfo.
+    private static func masked(_ value: String, of flag: String) -> String {
+        if secrets.contains(flag) { return "********" }
+        guard let scheme = value.range(of: "://"), let at = value[scheme.upperBound...].firstIndex(of: "@") else {
+            return value
+        }
+        let userinfo = value[scheme.upperBound..<at]
+        guard let colon = userinfo.firstIndex(of: ":") else { return value }
+        return String(value[..<userinfo.index(after: colon)]) + "********" + String(value[at...])
+    }
+
+    /// `value` as a configuration file writes it: quoted when its spaces at either end, a `#`, or
+    /// nothing at all would be lost otherwise.
+    private static func quoted(_ value: String) -> String {
+        let needs =
+            value.isEmpty || value.first == " " || value.last == " " || value.first == "\t" || value.last == "\t"
+            || value.contains("#") || value.first == "\"" || value.first == "'"
+        guard needs else { return value }
+        return value.contains("\"") ? "'\(value)'" : "\"\(value)\""
+    }
+}
