@@ -201,12 +201,6 @@ if routeCommand != nil {
     dispatchMain()
 }
 
-do {
-    try ShutdownSignal.ignoreOthers(logger: logger)
-} catch {
-    FileHandle.standardError.write(Data("themet: cannot watch signals: \(error)\n".utf8))
-    exit(69)
-}
 var httpConfiguration = HTTPServerConfiguration(configuration.http)
 do {
     // Access lines are info lines: a server at --log-level warning writes none.
@@ -215,6 +209,12 @@ do {
         ? try AccessLog.open(configuration.logging.accessLog, format: configuration.logging.format) : nil
 } catch {
     exitForUsage("--access-log: \(error)")
+}
+do {
+    try ShutdownSignal.ignoreOthers(logger: logger, accessLog: httpConfiguration.accessLog)
+} catch {
+    FileHandle.standardError.write(Data("themet: cannot watch signals: \(error)\n".utf8))
+    exit(69)
 }
 let server = HTTPServer(configuration: httpConfiguration, responder: service, logger: logger)
 let address: HTTPServer.Address

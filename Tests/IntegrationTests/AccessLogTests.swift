@@ -81,6 +81,42 @@ struct AccessLogTests {
         }
     }
 
+    /// logrotate without `copytruncate`: the file is moved away and the server sent SIGHUP while
+    /// requests go on; every request's line is whole in one file or the other, once, and the lines
+    /// after the reopening are in the new file at the path.
+    @Test func aHangUpAfterTheFileMovedWritesTheNextLinesToANewFileLosingNone() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/access.log"
+        let servers = try await Servers.start(themet: ["--log-format", "json", "--access-log", path])
+        func requests(_ count: Int) async throws -> [String] {
+            try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<count { group.addTask { try await servers.get("/health").header("X-Request-Id") } }
+                return try await group.reduce(into: []) { if let id = $1 { $0.append(id) } }
+            }
+        }
+        var ids = try await requests(20)
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
+        servers.themet.signal(SIGHUP)
+        ids += try await requests(20)
+        for _ in 0..<250 where !servers.themet.standardError.contains("received SIGHUP") {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(servers.themet.standardError.contains("received SIGHUP: reopened the access log \(path)"))
+        let after = try await requests(20)
+        ids += after
+        try await Self.stop(servers)
+
+        func requestIDs(_ file: String) throws -> [String] {
+            try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map { line in
+                let record = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                return try #require(record?["requestId"] as? String, "\(line)")
+            }
+        }
+        let (old, new) = (try requestIDs(path + ".1"), try requestIDs(path))
+        #expect((old + new).sorted() == ids.sorted())
+        #expect(Set(after).isSubset(of: Set(new)))
+    }
+
     @Test func textLinesOnStandardErrorMatchTheirPattern() async throws {
         let servers = try await Servers.start()
         let ids = try await Self.session(servers)
