@@ -6,7 +6,8 @@ PORT        ?= 8080
 ARGS        ?=
 APT_PACKAGES = libevent-dev pkg-config libdeflate-dev libcurl4-openssl-dev libsqlite3-dev libhiredis-dev libssl-dev libvips-dev \
 	ca-certificates
-TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light gdb libmagic1
+TEST_APT_PACKAGES = prometheus redis-server chromium chromium-driver openssl nginx-light gdb libmagic1 systemd man-db \
+	groff-base
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CONTRACT_VENV = .build/contract-venv
 SCHEMATHESIS  = schemathesis==4.32.5
@@ -20,13 +21,15 @@ BENCH_ARGS  ?=
 # command:package pairs that `make bench` installs when the command is missing.
 BENCH_TOOLS  = wrk:wrk nginx:nginx-light redis-server:redis-server vipsthumbnail:libvips-tools
 
-.PHONY: deps test-deps build serve demo test test-unit test-tsan test-contract test-python bench bench-smoke lint clean \
-	help fuzz
+.PHONY: deps test-deps build serve demo install test test-unit test-tsan test-contract test-python bench bench-smoke lint \
+	clean help fuzz
 
 help:
 	@echo "make serve        start themet against the real Met on http://127.0.0.1:$(PORT) (says at start-up whether the Met answers)"
 	@echo "make demo         start themet with the bundled Fixtures/ as its upstream: no network needed"
 	@echo "make build        the release build only"
+	@echo "make install      the release build, then themet, its manual page, bash completion, an example config and"
+	@echo "                  the systemd unit under DESTDIR + PREFIX (/usr/local): make install PREFIX=/usr DESTDIR=/tmp/pkg"
 	@echo "make test         build and run every test: lint, unit, integration, contract, Python (browser, linters, Met clients)"
 	@echo "make test-unit    the unit tests only (no servers started), in seconds"
 	@echo "make test-contract  the running server against openapi.yaml (schemathesis)"
@@ -72,6 +75,12 @@ test-deps: deps
 
 build: deps
 	$(SWIFT) build -c release
+
+## The release build, then what Packaging/install lists under $(DESTDIR)$(PREFIX).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: build
+	Packaging/install .build/release "$(DESTDIR)" "$(PREFIX)"
 
 serve: build
 	.build/release/themet serve --port $(PORT) $(ARGS)

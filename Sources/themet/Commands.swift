@@ -32,6 +32,10 @@ enum Commands {
         Command(
             name: "config", summary: "Print the configuration in effect, and where each value came from.",
             usage: ConfigCommand.usage),
+        Command(name: "man", summary: "Print the manual page (make install writes it).", usage: ManualPage.usage),
+        Command(
+            name: "completion", summary: "Print the bash completion (make install writes it).",
+            usage: CompletionScript.usage),
         Command(name: "help", summary: "Print the help of a command: themet help search.", usage: helpUsage),
     ]
 

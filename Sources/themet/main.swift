@@ -21,6 +21,11 @@ func exitForUsage(_ message: String) -> Never {
 
 // Flags before `--` only: what follows it is arguments (a search for "--help" included).
 let options = arguments.prefix { $0 != "--" }
+// The manual page and the completion, made from the tables --help prints; they take nothing.
+if let first = arguments.first, first == "man" || first == "completion", arguments.count == 1 {
+    print(first == "man" ? ManualPage.text : CompletionScript.text, terminator: "")
+    exit(0)
+}
 if arguments.first == "help" {
     guard arguments.count <= 2 else { exitForUsage("help takes one command name; see themet --help") }
     guard let name = arguments.dropFirst().first else {
