@@ -61,7 +61,7 @@ let package = Package(
         ),
         // The fake Met: met-fixture-server, the tests and the offline `--upstream DIR` mode.
         .target(
-            name: "MetFixtures", dependencies: ["MetEngine", "MetCore", "MetImaging", "HTTPWire"],
+            name: "MetFixtures", dependencies: ["MetEngine", "MetCore", "MetImaging", "HTTPGrammar", "HTTPWire"],
             swiftSettings: swiftSettings),
         // gzip over libdeflate, for the cached entries' compressed copies.
         .target(name: "MetGzip", dependencies: ["CDeflate"], swiftSettings: swiftSettings),
@@ -108,7 +108,7 @@ let package = Package(
             name: "ImageHeadersTests", dependencies: ["ImageHeaders", "MetImaging"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MetHTTPTests",
-            dependencies: ["MetHTTP", "MetEngine", "HTTPWire", "EventLoops", "TestKit"],
+            dependencies: ["MetHTTP", "MetEngine", "HTTPGrammar", "HTTPWire", "EventLoops", "TestKit"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MetCoreTests",

@@ -32,4 +32,23 @@ public struct CivilDate: Sendable, Equatable {
         minute = secondOfDay / 60 % 60
         second = secondOfDay % 60
     }
+
+    /// The seconds since 1970 of a moment in UTC given by its fields, or nil when they name none
+    /// (a month past 12, the 30th of February, an hour past 23, a 60th second, a year outside
+    /// 1–9999). Hinnant's days-from-civil, the inverse of `init(unixSeconds:)`.
+    public static func unixSeconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Int? {
+        guard (1...9999).contains(year), (1...12).contains(month), (0...23).contains(hour),
+            (0...59).contains(minute), (0...59).contains(second)
+        else { return nil }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...lengths[month - 1]).contains(day) else { return nil }
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = shiftedYear / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3_600 + minute * 60 + second
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPGrammar
 import HTTPWire
 import MetEngine
 import MetImaging

@@ -1,4 +1,4 @@
-import HTTPWire
+import HTTPGrammar
 import Testing
 
 @Suite("The Date field line")
@@ -17,5 +17,40 @@ struct HTTPDateTests {
         #expect(HTTPDate.imfFixdate(seconds) == expected)
         var date = HTTPDate()
         #expect(date.line(at: seconds) == Array("Date: \(expected)\r\n".utf8))
+    }
+
+    /// Every date the formatter writes in 1–9999 reads back (the days-from-civil inverse).
+    @Test(arguments: [0, 951_782_400, 1_795_979_268, 4_102_444_799, -1, 253_402_300_799, -30_636_619_200])
+    func readsBackWhatItWrites(seconds: Int) {
+        #expect(HTTPDate.seconds(HTTPDate.imfFixdate(seconds), now: 1_795_979_268) == seconds)
+        let date = CivilDate(unixSeconds: seconds)
+        #expect(
+            CivilDate.unixSeconds(
+                year: date.year, month: date.month, day: date.day, hour: date.hour, minute: date.minute,
+                second: date.second) == seconds)
+    }
+
+    /// RFC 9110 §5.6.7's three formats, and what is none of them. `now` is in 2026: "94" is 1994,
+    /// "70" 2070 (not more than 50 years ahead), "77" 1977.
+    @Test(arguments: [
+        ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777), ("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777),
+        ("Sun Nov  6 08:49:37 1994", 784_111_777), ("Sun Nov 16 08:49:37 1994", 784_975_777),
+        ("Thursday, 01-Jan-70 00:00:00 GMT", 3_155_760_000), ("Saturday, 01-Jan-77 00:00:00 GMT", 220_924_800),
+        ("Tue, 29 Feb 2000 00:00:00 GMT", 951_782_400),
+    ])
+    func readsTheThreeFormats(text: String, expected: Int) {
+        #expect(HTTPDate.seconds(text, now: 1_795_979_268) == expected)
+    }
+
+    @Test(arguments: [
+        "", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "sun, 06 nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49:37 GMT ", " Sun, 06 Nov 1994 08:49:37 GMT", "Sun, 30 Feb 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nov 1994 08:49:60 GMT",
+        "Sun, 06 Xyz 1994 08:49:37 GMT", "Sun, 06 Nov 19x4 08:49:37 GMT", "Sunday, 06-Nov-1994 08:49:37 GMT",
+        "Sun Nov 6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT",
+        "1994-11-06T08:49:37Z", "Sun, 06 Nov 0000 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
+    ])
+    func refusesWhatIsNoHTTPDate(text: String) {
+        #expect(HTTPDate.seconds(text, now: 1_795_979_268) == nil)
     }
 }

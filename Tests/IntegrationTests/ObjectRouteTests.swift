@@ -121,6 +121,36 @@ struct ObjectRouteTests {
         #expect(json["objectID"] as? Int == 436535)
     }
 
+    /// `Last-Modified` through the real client: a record's `metadataDate` (read here by
+    /// Foundation's own formatters), on the route and the mirror; a conditional GET with it is a
+    /// 304, one a second earlier a 200; a 404 carries the time it was fetched.
+    @Test func lastModifiedIsTheRecordsMetadataDateAndAnswersIfModifiedSince() async throws {
+        let servers = try await Servers.start(fake: ["--synthetic", "10"])
+        let record = try await HTTPClient.request(servers.fake.baseURL + "/public/collection/v1/objects/5").json()
+        let metadataDate = try #require(record["metadataDate"] as? String)
+        let reader = ISO8601DateFormatter()
+        reader.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let changed = try #require(reader.date(from: metadataDate) ?? ISO8601DateFormatter().date(from: metadataDate))
+        let writer = DateFormatter()
+        writer.locale = Locale(identifier: "en_US_POSIX")
+        writer.timeZone = TimeZone(identifier: "GMT")
+        writer.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let expected = writer.string(from: changed)
+        let earlier = writer.string(from: changed.addingTimeInterval(-1))
+        for path in ["/objects/5", "/public/collection/v1/objects/5"] {
+            let answer = try await servers.get(path)
+            #expect(answer.status == 200)
+            #expect(answer.header("Last-Modified") == expected, "\(path)")
+            let notModified = try await servers.get(path, headers: ["If-Modified-Since": expected])
+            #expect(notModified.status == 304 && notModified.body.isEmpty, "\(path)")
+            #expect(try await servers.get(path, headers: ["If-Modified-Since": earlier]).status == 200, "\(path)")
+        }
+        let missing = try await servers.get("/objects/999999999")
+        #expect(missing.status == 404)
+        let fetched = try #require(missing.header("Last-Modified").flatMap(writer.date(from:)))
+        #expect(abs(fetched.timeIntervalSinceNow) < 60)
+    }
+
     @Test func notFoundIsAProblemAndIsCached() async throws {
         let servers = try await Servers.start()
         for _ in 0..<2 {

@@ -148,7 +148,9 @@ struct RoutingTests {
         let request = Request(
             method: "OPTIONS", target: "/objects/1", headers: ["Access-Control-Request-Headers": asked])
         let response = try #require(Harness().service.readyResponse(to: request))
-        #expect(response.headers["Access-Control-Allow-Headers"] == "Accept, Accept-Encoding, If-None-Match")
+        #expect(
+            response.headers["Access-Control-Allow-Headers"]
+                == "Accept, Accept-Encoding, If-None-Match, If-Modified-Since")
     }
 
     @Test(arguments: [

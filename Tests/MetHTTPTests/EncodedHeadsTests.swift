@@ -1,3 +1,4 @@
+import HTTPGrammar
 import HTTPWire
 import Testing
 

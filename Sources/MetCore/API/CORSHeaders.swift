@@ -4,7 +4,7 @@ import MetEngine
 /// What a CORS preflight answers in `Access-Control-Allow-Headers`.
 enum CORSHeaders {
     /// Sent when the preflight names no usable header.
-    static let defaultAllowed = "Accept, Accept-Encoding, If-None-Match"
+    static let defaultAllowed = "Accept, Accept-Encoding, If-None-Match, If-Modified-Since"
     /// The most header names echoed; later ones are dropped.
     static let maxNames = 32
     /// The longest header name echoed, in bytes.

@@ -12,6 +12,9 @@ struct Presentation: Sendable {
     var fields: Set<String>?
     /// The request's `If-None-Match`, if any.
     var ifNoneMatch: String?
+    /// The request's `If-Modified-Since`, when it is a GET or HEAD with one such field (RFC 9110
+    /// §13.1.3: a recipient ignores it otherwise); read as a date when an answer is made.
+    var ifModifiedSince: String?
     /// Whether the client accepts a gzip body (`Accept-Encoding`).
     var acceptsGzip = false
 
@@ -22,6 +25,8 @@ struct Presentation: Sendable {
         self.object = object
         self.fields = fields
         ifNoneMatch = request.headers["If-None-Match"]
+        let since = request.headers.values(for: "If-Modified-Since")
+        if since.count == 1, request.method == "GET" || request.method == "HEAD" { ifModifiedSince = since[0] }
         acceptsGzip = request.headers["Accept-Encoding"].map(Self.acceptsGzip) ?? false
     }
 

@@ -30,6 +30,44 @@ public enum Timestamp {
             + "-\(two(date.month))-\(two(date.day))T\(two(date.hour)):\(two(date.minute)):\(two(date.second))."
     }
 
+    /// The whole seconds since 1970 of an RFC 3339 date-time (`2023-02-07T04:46:06.917Z`, the Met's
+    /// `metadataDate`; a fraction of any length, `Z` or an offset such as `+01:00`), or nil for
+    /// anything else, read strictly (`T` and `Z` in either case, as RFC 3339 allows).
+    public static func seconds(rfc3339 text: String) -> Int? {
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<(start + count)] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        func byte(_ index: Int, _ expected: Character...) -> Bool {
+            index < bytes.count && expected.contains { $0.asciiValue == bytes[index] }
+        }
+        guard byte(4, "-"), byte(7, "-"), byte(10, "T", "t"), byte(13, ":"), byte(16, ":"),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+            let minute = number(14, 2), let second = number(17, 2),
+            let local = CivilDate.unixSeconds(
+                year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        else { return nil }
+        var index = 19
+        if byte(index, ".") {
+            index += 1
+            let digits = bytes[index...].prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
+            guard digits > 0 else { return nil }
+            index += digits
+        }
+        if byte(index, "Z", "z"), index + 1 == bytes.count { return local }
+        guard byte(index, "+", "-"), index + 6 == bytes.count, byte(index + 3, ":"),
+            let hours = number(index + 1, 2), let minutes = number(index + 4, 2), hours < 24, minutes < 60
+        else { return nil }
+        let offset = (hours * 60 + minutes) * 60
+        return byte(index, "+") ? local - offset : local + offset
+    }
+
     /// `123Z` for 123 ms.
     public static func millisecondSuffix(_ milliseconds: Int) -> String {
         let text = String(milliseconds)
