@@ -22,7 +22,8 @@ func exitForUsage(_ message: String) -> Never {
 // Flags before `--` only: what follows it is arguments (a search for "--help" included).
 let options = arguments.prefix { $0 != "--" }
 // The manual page and the completion, made from the tables --help prints; they take nothing.
-if let first = arguments.first, first == "man" || first == "completion", arguments.count == 1 {
+if let first = arguments.first, first == "man" || first == "completion", !options.contains("--help") {
+    guard arguments.count == 1 else { exitForUsage("\(first) takes no arguments; see themet help \(first)") }
     print(first == "man" ? ManualPage.text : CompletionScript.text, terminator: "")
     exit(0)
 }
@@ -48,9 +49,7 @@ let isReindex = arguments.first == "reindex"
 let isConfig = arguments.first == "config"
 let snapshotCommand = arguments.first.flatMap { $0 == "export" || $0 == "import" ? $0 : nil }
 if options.contains("--help") || options.contains("-h") {
-    let named =
-        isServe || routeCommand != nil || isSync || isWarm || isReindex || isConfig || snapshotCommand != nil
-        ? arguments.first.flatMap(Commands.usage) : nil
+    let named = arguments.first.flatMap(Commands.usage)
     print(named ?? Commands.overview)
     exit(0)
 }
