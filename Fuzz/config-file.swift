@@ -26,9 +26,10 @@ public func fuzzConfigFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             "a control character kept")
     }
     // Written back, each value quoted with a quote it does not hold, the file reads as itself.
+    // By Unicode scalars, as the file is read: a quote may share a Character with a mark.
     let written = file.settings.compactMap { setting -> String? in
-        let quote = setting.value.contains("\"") ? "'" : "\""
-        guard !setting.value.contains(quote) else { return nil }
+        let quote: Unicode.Scalar = setting.value.unicodeScalars.contains("\"") ? "'" : "\""
+        guard !setting.value.unicodeScalars.contains(quote) else { return nil }
         return "\(setting.option.dropFirst(2)) = \(quote)\(setting.value)\(quote)"
     }
     if written.count == file.settings.count {

@@ -11,8 +11,9 @@ enum ConfigCommand {
         configuration file, would run with, as a configuration file: each setting given somewhere
         as name = value, with where it came from (a flag, a variable, or FILE:LINE), then each
         setting left at its default as a comment. The values of --admin-token and --redis-secret,
-        and a password in --redis, are masked. Changes nothing. Exit status: 0, 64 for a bad
-        configuration (said as themet serve says it).
+        and a password in --redis, are masked. Changes nothing: the data directory and an upstream
+        directory are not looked at. Exit status: 0, 64 for a bad flag, variable, file or secret
+        (said as themet serve says it).
         """
 
     /// Options whose values are never printed.
@@ -45,7 +46,8 @@ enum ConfigCommand {
     /// `value` with a secret hidden: all of a secret option's, the password of a URL's userinfo.
     private static func masked(_ value: String, of flag: String) -> String {
         if secrets.contains(flag) { return "********" }
-        guard let scheme = value.range(of: "://"), let at = value[scheme.upperBound...].firstIndex(of: "@") else {
+        // The userinfo ends at the last @ (as RedisAddress reads it: a password may hold one).
+        guard let scheme = value.range(of: "://"), let at = value[scheme.upperBound...].lastIndex(of: "@") else {
             return value
         }
         let userinfo = value[scheme.upperBound..<at]
@@ -56,10 +58,12 @@ enum ConfigCommand {
     /// `value` as a configuration file writes it: quoted when its spaces at either end, a `#`, or
     /// nothing at all would be lost otherwise.
     private static func quoted(_ value: String) -> String {
+        // By Unicode scalars, as the file is read (a mark beside a quote or # is its own Character).
+        let scalars = value.unicodeScalars
         let needs =
-            value.isEmpty || value.first == " " || value.last == " " || value.first == "\t" || value.last == "\t"
-            || value.contains("#") || value.first == "\"" || value.first == "'"
+            scalars.isEmpty || [" ", "\t", "\"", "'"].contains(scalars.first!) || [" ", "\t"].contains(scalars.last!)
+            || scalars.contains("#")
         guard needs else { return value }
-        return value.contains("\"") ? "'\(value)'" : "\"\(value)\""
+        return scalars.contains("\"") ? "'\(value)'" : "\"\(value)\""
     }
 }

@@ -22,7 +22,9 @@ func exitForUsage(_ message: String) -> Never {
 // Flags before `--` only: what follows it is arguments (a search for "--help" included).
 let options = arguments.prefix { $0 != "--" }
 // The manual page and the completion, made from the tables --help prints; they take nothing.
-if let first = arguments.first, first == "man" || first == "completion", !options.contains("--help") {
+if let first = arguments.first, first == "man" || first == "completion", !options.contains("--help"),
+    !options.contains("-h")
+{
     guard arguments.count == 1 else { exitForUsage("\(first) takes no arguments; see themet help \(first)") }
     print(first == "man" ? ManualPage.text : CompletionScript.text, terminator: "")
     exit(0)
@@ -112,6 +114,7 @@ do {
         arguments: arguments, environment: environment, processorCount: ProcessInfo.processInfo.activeProcessorCount,
         file: file)
     if isConfig {
+        _ = try resolved.configuration.groupSecret()
         print(ConfigCommand.text(origins: resolved.origins, file: file), terminator: "")
         exit(0)
     }

@@ -20,7 +20,7 @@ struct ConfigFileTests {
             """
             # what a service's file holds
             cors-origin = https://app.example
-            port = 1   # --port 0, a flag, wins
+            upstream = http://127.0.0.1:9   # the flag --upstream (the fake Met) wins
             admin-token = "a-token-of-twenty-chars"
 
             """, in: directory)
@@ -33,16 +33,20 @@ struct ConfigFileTests {
         servers.themet.signal(SIGTERM)
         #expect(await servers.themet.waitForExit() == 0)
 
-        let printed = try await ThemetCommand.run(["config", "--config", file, "--port", "0"])
+        let printed = try await ThemetCommand.run([
+            "config", "--config", file, "--port", "0", "--redis", "redis://user:p@ss@127.0.0.1:6379",
+        ])
         #expect(printed.status == 0, "\(printed.errorText)")
         let text = String(decoding: printed.output, as: UTF8.self)
         for line in [
             "over \(file) over defaults)", "cors-origin = https://app.example  # \(file):2",
             "port = 0  # flag --port", "admin-token = ********  # \(file):4", "# loops: one per core",
+            "upstream = http://127.0.0.1:9  # \(file):3",
+            "redis = redis://user:********@127.0.0.1:6379  # flag --redis",
         ] {
             #expect(text.contains(line), "\(line) in \(text)")
         }
-        #expect(!text.contains("a-token-of-twenty-chars"))
+        #expect(!text.contains("a-token-of-twenty-chars") && !text.contains("p@ss"))
     }
 
     @Test func aBadLineOrAMissingFileStopsTheServerNamingItsPlace() async throws {

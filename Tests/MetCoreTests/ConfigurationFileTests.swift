@@ -65,6 +65,41 @@ struct ConfigurationFileTests {
         #expect(error?.description == message)
     }
 
+    /// Read by Unicode scalars: a mark that makes one Character of itself and a quote, `=` or `#`
+    /// (U+0605 prepends itself to what follows, U+0301 combines with what precedes) hides none.
+    @Test func marksBesideQuotesAndSignsHideNothing() throws {
+        let prepended = try Self.file("redis-prefix = \"rv\u{605}\"\n").settings
+        #expect(prepended.map(\.value) == ["rv\u{605}"])
+        let combined = try Self.file("redis-prefix = x #\u{301} a comment\nport =\u{301} 1\n").settings
+        #expect(combined.map(\.value) == ["x", "\u{301} 1"])
+        let error = #expect(throws: ConfigurationError.self) { try Self.file("port = \"1\"\u{301}\n") }
+        #expect(error?.reason.hasPrefix("only a comment may follow a quoted value") == true)
+    }
+
+    /// A comment straight after `=` leaves the value empty; a byte order mark is skipped.
+    @Test func aCommentAfterTheEqualsSignAndAByteOrderMark() throws {
+        #expect(try Self.file("access-log =   # later\n").settings.map(\.value) == [""])
+        #expect(try Self.file("access-log =\t# later\n").settings.map(\.value) == [""])
+        let marked = try ConfigurationFile(path: "/x.conf", bytes: [0xEF, 0xBB, 0xBF] + Array("# c\nport = 1\n".utf8))
+        #expect(marked.settings.map(\.option) == ["--port"] && marked.settings.first?.line == 2)
+    }
+
+    /// --redis-secret and --redis-secret-file name one secret: the higher level's wins; at one
+    /// level both stay, and `groupSecret` says they conflict.
+    @Test func oneSecretNamedTwoWaysIsTheHigherLevelsOne() throws {
+        let secret = "a-secret-of-twenty-chars"
+        let fromFile = try Self.parse(
+            "redis-secret-file = /etc/themet/redis-secret\n", environment: ["THEMET_REDIS_SECRET": secret])
+        #expect(fromFile.redis.secret == secret && fromFile.redis.secretFile == nil)
+        #expect(try fromFile.groupSecret() == secret)
+        let byFlag = try Self.parse("redis-secret = \(secret)\n", arguments: ["--redis-secret-file", "/run/secret"])
+        #expect(byFlag.redis.secret == nil && byFlag.redis.secretFile == "/run/secret")
+        let both = try ServerConfiguration.parse(
+            arguments: ["--redis-secret", secret, "--redis-secret-file", "/run/secret"], environment: [:],
+            processorCount: 1)
+        #expect(throws: ConfigurationError.self) { try both.groupSecret() }
+    }
+
     @Test func notUTF8OrTooLargeIsRefused() {
         #expect(throws: ConfigurationError(flag: "--config", reason: "/x.conf is not UTF-8 text")) {
             try ConfigurationFile(path: "/x.conf", bytes: Array("port = 1\n".utf8) + [0xFF, 0xFE])

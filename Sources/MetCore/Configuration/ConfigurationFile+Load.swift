@@ -27,8 +27,10 @@ extension ConfigurationFile {
 
     /// The configuration file a server given `arguments` and `environment` reads: the one the last
     /// `--config` before `--` names, else `THEMET_CONFIG`'s, else the first of `defaultPaths` that
-    /// exists. Nil when the name is empty (`--config ''`: none) or no default file exists. Throws
-    /// when a named file (or a default one that exists) cannot be read or is not a configuration.
+    /// exists and this process may read (a service's `/etc/themet/themet.conf`, readable by its
+    /// group only, is no other user's). Nil when the name is empty (`--config ''`: none) or no
+    /// default file is readable. Throws when a named file cannot be read, or a file is not a
+    /// configuration.
     /// Blocking file I/O, once at start-up.
     public static func load(arguments: [String], environment: [String: String]) throws(ConfigurationError)
         -> ConfigurationFile?
@@ -47,8 +49,9 @@ extension ConfigurationFile {
             guard !named.isEmpty else { return nil }
             path = named
         } else {
-            guard let found = defaultPaths(environment: environment).first(where: FileManager.default.fileExists)
-            else { return nil }
+            guard let found = defaultPaths(environment: environment).first(where: { access($0, R_OK) == 0 }) else {
+                return nil
+            }
             path = found
         }
         return try ConfigurationFile(path: path, bytes: try contents(of: path))

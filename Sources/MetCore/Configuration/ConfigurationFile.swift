@@ -39,27 +39,32 @@ public struct ConfigurationFile: Sendable, Equatable {
         guard bytes.count <= Self.maxBytes else {
             throw ConfigurationError(flag: "--config", reason: "\(path) is larger than \(Self.maxBytes) bytes")
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        // A byte order mark (some editors save one) is no part of the first line.
+        let unmarked = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        guard let text = String(validating: unmarked, as: UTF8.self) else {
             throw ConfigurationError(flag: "--config", reason: "\(path) is not UTF-8 text")
         }
         var settings: [Setting] = []
         var seen: [String: Int] = [:]
-        // CRLF is one Character: split on both.
-        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
-        for (index, line) in lines.enumerated() {
+        // Unicode scalars, never Characters: a combining or prepended mark makes one Character of
+        // itself and a quote, `=` or `#` beside it, which would hide that byte from the rules.
+        let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, raw) in lines.enumerated() {
             let number = index + 1
             func failure(_ name: String, _ reason: String) -> ConfigurationError {
                 ConfigurationError(flag: name, reason: reason, location: "\(path):\(number)")
             }
-            if line.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\t" }) {
+            var line = Array(raw)
+            if line.last == "\r" { line.removeLast() }
+            if line.contains(where: { $0.properties.generalCategory == .control && $0 != "\t" }) {
                 throw failure("", "a control character; a line is name = value")
             }
-            let content = Self.trimmed(line)
-            if content.isEmpty || content.hasPrefix("#") { continue }
+            let content = Self.trimmed(line[...])
+            if content.isEmpty || content.first == "#" { continue }
             guard let equals = content.firstIndex(of: "=") else {
-                throw failure("", "expected name = value, got '\(content.prefix(60))'")
+                throw failure("", "expected name = value, got '\(Self.string(content.prefix(60)))'")
             }
-            let name = String(Self.trimmed(content[..<equals]))
+            let name = Self.string(Self.trimmed(content[..<equals]))
             guard !name.isEmpty else { throw failure("", "a value without a name") }
             if name.hasPrefix("-") {
                 throw failure(name, "names are written without their dashes (\(name.drop { $0 == "-" }) = …)")
@@ -70,43 +75,50 @@ public struct ConfigurationFile: Sendable, Equatable {
             }
             if let first = seen[name] { throw failure(name, "set twice (first on line \(first))") }
             seen[name] = number
-            let value = try Self.value(Self.trimmed(content[content.index(after: equals)...])) { reason in
-                failure(name, reason)
-            }
+            let value = try Self.value(content[(equals + 1)...]) { reason in failure(name, reason) }
             settings.append(Setting(option: "--" + name, value: value, line: number))
         }
         self.settings = settings
     }
 
-    /// A value as written after `=` (trimmed): unquoted up to a comment, or between quotes.
+    /// A value as written after `=` (not yet trimmed, so that a `#` after the spaces that follow
+    /// `=` is seen as a comment): unquoted up to a comment, or between quotes.
     private static func value(
-        _ text: Substring, failure: (String) -> ConfigurationError
+        _ written: ArraySlice<Unicode.Scalar>, failure: (String) -> ConfigurationError
     ) throws(ConfigurationError) -> String {
+        let text = trimmed(written)
         guard let quote = text.first, quote == "\"" || quote == "'" else {
-            var end = text.endIndex
-            var previous: Character = "="
-            for index in text.indices {
-                if text[index] == "#", previous == " " || previous == "\t" {
+            var end = written.endIndex
+            var previous: Unicode.Scalar = "="
+            for index in written.indices {
+                if written[index] == "#", previous == " " || previous == "\t" {
                     end = index
                     break
                 }
-                previous = text[index]
+                previous = written[index]
             }
-            return String(trimmed(text[..<end]))
+            return string(trimmed(written[..<end]))
         }
         let inside = text.dropFirst()
         guard let close = inside.firstIndex(of: quote) else { throw failure("no closing \(quote)") }
-        let rest = trimmed(inside[inside.index(after: close)...])
-        guard rest.isEmpty || rest.hasPrefix("#") else {
-            throw failure("only a comment may follow a quoted value, got '\(rest.prefix(40))'")
+        let rest = trimmed(inside[(close + 1)...])
+        guard rest.isEmpty || rest.first == "#" else {
+            throw failure("only a comment may follow a quoted value, got '\(string(rest.prefix(40)))'")
         }
-        return String(inside[..<close])
+        return string(inside[..<close])
     }
 
-    private static func trimmed(_ text: Substring) -> Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isBlank($0) }) else { return text[text.endIndex...] }
-        let last = text.lastIndex(where: { !isBlank($0) })!
-        return text[first...last]
+    /// `scalars` without the spaces and tabs at either end.
+    private static func trimmed(_ scalars: ArraySlice<Unicode.Scalar>) -> ArraySlice<Unicode.Scalar> {
+        let isBlank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = scalars.firstIndex(where: { !isBlank($0) }) else { return scalars[scalars.endIndex...] }
+        let last = scalars.lastIndex(where: { !isBlank($0) })!
+        return scalars[first...last]
+    }
+
+    private static func string(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
+        var text = ""
+        text.unicodeScalars.append(contentsOf: scalars)
+        return text
     }
 }

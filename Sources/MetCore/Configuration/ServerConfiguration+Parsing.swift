@@ -10,6 +10,17 @@ public enum SettingSource: Sendable, Equatable {
     case flag
 }
 
+extension SettingSource {
+    /// Its precedence: a flag over a variable over the file.
+    var rank: Int {
+        switch self {
+        case .file: 0
+        case .environment: 1
+        case .flag: 2
+        }
+    }
+}
+
 /// An option's value as it was given, and where.
 public struct SettingOrigin: Sendable, Equatable {
     public let value: String
@@ -108,6 +119,19 @@ extension ServerConfiguration {
         if let error = environmentErrors.first(where: { !given.contains($0.flag) }) { throw error }
         if let failure = fileErrors.first(where: { !given.contains($0.flag) && !variables.contains($0.flag) }) {
             throw failure.error
+        }
+        // --redis-secret and --redis-secret-file name one secret: given at two levels, the higher
+        // one's wins, as for one option; given at one level, `groupSecret` says they conflict.
+        if let secret = origins["--redis-secret"], let file = origins["--redis-secret-file"],
+            secret.source.rank != file.source.rank
+        {
+            if secret.source.rank > file.source.rank {
+                configuration.redis.secretFile = nil
+                origins["--redis-secret-file"] = nil
+            } else {
+                configuration.redis.secret = nil
+                origins["--redis-secret"] = nil
+            }
         }
         return (configuration, origins)
     }
