@@ -73,8 +73,8 @@ public struct HTTPDate {
 
     /// The seconds since 1970 an HTTP-date names (RFC 9110 §5.6.7), in any of its three formats,
     /// as a recipient must accept them: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850
-    /// (`Sunday, 06-Nov-94 08:49:37 GMT`, a two-digit year read as the one nearest but not more
-    /// than 50 years ahead of `now`) and asctime (`Sun Nov  6 08:49:37 1994`). Nil for anything
+    /// (`Sunday, 06-Nov-94 08:49:37 GMT`, a two-digit year read as the one in the hundred years
+    /// that end 50 years after `now`'s) and asctime (`Sun Nov  6 08:49:37 1994`). Nil for anything
     /// else, read strictly: its own case of names, its spaces, a real date (the weekday is not
     /// checked against it, as the RFC lets a recipient do).
     public static func seconds(_ text: String, now: Int) -> Int? {
@@ -125,6 +125,7 @@ public struct HTTPDate {
             let thisYear = CivilDate(unixSeconds: now).year
             var year = thisYear - thisYear % 100 + short
             if year > thisYear + 50 { year -= 100 }
+            if year <= thisYear - 50 { year += 100 }
             return CivilDate.unixSeconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         }
         // asctime: "Sun Nov  6 08:49:37 1994" (a one-digit day after a space).

@@ -42,6 +42,16 @@ struct HTTPDateTests {
         #expect(HTTPDate.seconds(text, now: 1_795_979_268) == expected)
     }
 
+    /// RFC 850's two-digit year is the one of the hundred years ending 50 years after now: in
+    /// 2060, "05" and "10" are 2105 and 2110, "11" is 2011.
+    @Test(arguments: [("05", 2105), ("10", 2110), ("11", 2011), ("60", 2060)])
+    func twoDigitYearsFollowTheClock(digits: String, year: Int) throws {
+        let now = try #require(CivilDate.unixSeconds(year: 2060, month: 6, day: 1, hour: 0, minute: 0, second: 0))
+        #expect(
+            HTTPDate.seconds("Monday, 01-Jan-\(digits) 00:00:00 GMT", now: now)
+                == CivilDate.unixSeconds(year: year, month: 1, day: 1, hour: 0, minute: 0, second: 0))
+    }
+
     @Test(arguments: [
         "", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "sun, 06 nov 1994 08:49:37 GMT",
         "Sun, 06 Nov 1994 08:49:37 GMT ", " Sun, 06 Nov 1994 08:49:37 GMT", "Sun, 30 Feb 1994 08:49:37 GMT",

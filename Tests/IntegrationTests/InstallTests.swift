@@ -11,7 +11,8 @@ import Testing
 struct InstallTests {
     /// The files under PREFIX, as Packaging/install and the README list them.
     static let documented = [
-        "bin/themet", "lib/systemd/system/themet.service", "share/bash-completion/completions/themet",
+        "bin/themet", "lib/systemd/system/themet.service", "lib/sysusers.d/themet.conf",
+        "share/bash-completion/completions/themet",
         "share/doc/themet/themet.conf.example", "share/man/man1/themet.1",
     ]
 
